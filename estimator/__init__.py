@@ -1,0 +1,1 @@
+"""Mechanism model, classical kinematics and dynamics, factor-graph estimator."""

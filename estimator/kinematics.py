@@ -1,0 +1,142 @@
+"""Kinematic problems (position, velocity, acceleration) and point and body kinematics.
+
+Position problem: Newton-Raphson on Φ(q) = 0 over the free coordinates, the held ones fixed
+(García de Jalón and Bayo, ch. 2). Every linear solve is a least-squares solve by SVD
+(``numpy.linalg.lstsq``), rank-revealing, so redundant constraints (the pick-and-place robot's
+double parallelogram) give the minimum-norm step instead of a singular matrix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from estimator.constraints import acceleration_rhs, constraint_jacobian, constraint_values
+from estimator.errors import MbstateError
+from estimator.mass import J
+from estimator.model import Body, Mechanism
+
+RANK_TOLERANCE = 1e-9
+
+
+class AssemblyError(MbstateError):
+    """The constraints cannot be satisfied from the given guess."""
+
+
+def _free_mask(mech: Mechanism, held: Sequence[int]) -> np.ndarray:
+    free = np.ones(mech.n, dtype=bool)
+    free[list(held)] = False
+    return free
+
+
+def _lstsq(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.linalg.lstsq(a, b, rcond=RANK_TOLERANCE)[0]
+
+
+def solve_position_problem(mech: Mechanism, q_guess: np.ndarray, held: Sequence[int] = (), tol: float = 1e-12,
+                           max_iter: int = 50) -> np.ndarray:
+    """q with Φ(q) = 0 near ``q_guess``, the coordinates ``held`` unchanged; raises AssemblyError."""
+    q = np.array(q_guess, dtype=float)
+    free = _free_mask(mech, held)
+    phi = constraint_values(mech, q)
+    for _ in range(max_iter):
+        if np.max(np.abs(phi), initial=0.0) <= tol:
+            return q
+        step = _lstsq(constraint_jacobian(mech, q)[:, free], -phi)
+        q[free] += step
+        phi = constraint_values(mech, q)
+        if np.max(np.abs(step), initial=0.0) <= tol * 1e-3 * (1.0 + np.max(np.abs(q))):
+            break
+    if np.max(np.abs(phi), initial=0.0) <= tol * 1e3:
+        return q
+    worst = int(np.argmax(np.abs(phi)))
+    raise AssemblyError(f"cannot be assembled: |Φ| = {abs(phi[worst]):.3g} at constraint "
+                        f"'{mech.constraint_names[worst]}' after {max_iter} Newton iterations")
+
+
+def solve_velocity_problem(mech: Mechanism, q: np.ndarray, qd_held: np.ndarray, held: Sequence[int]) -> np.ndarray:
+    """q̇ with Φq q̇ = 0 and the held coordinates' velocities ``qd_held``."""
+    free = _free_mask(mech, held)
+    jac = constraint_jacobian(mech, q)
+    qd = np.zeros(mech.n)
+    qd[list(held)] = qd_held
+    qd[free] = _lstsq(jac[:, free], -jac[:, ~free] @ qd[~free])
+    return qd
+
+
+def solve_acceleration_problem(mech: Mechanism, q: np.ndarray, qd: np.ndarray, qdd_held: np.ndarray,
+                               held: Sequence[int]) -> np.ndarray:
+    """q̈ with Φq q̈ = −Φ̇q q̇ and the held coordinates' accelerations ``qdd_held``."""
+    free = _free_mask(mech, held)
+    jac = constraint_jacobian(mech, q)
+    qdd = np.zeros(mech.n)
+    qdd[list(held)] = qdd_held
+    qdd[free] = _lstsq(jac[:, free], acceleration_rhs(mech, q, qd) - jac[:, ~free] @ qdd[~free])
+    return qdd
+
+
+def constraint_rank(mech: Mechanism, q: np.ndarray) -> int:
+    """Rank of Φq(q), by SVD."""
+    if mech.m == 0:
+        return 0
+    return int(np.linalg.matrix_rank(constraint_jacobian(mech, q), tol=RANK_TOLERANCE * mech.n))
+
+
+def degrees_of_freedom(mech: Mechanism, q: np.ndarray) -> int:
+    """n − rank Φq(q)."""
+    return mech.n - constraint_rank(mech, q)
+
+
+def independent_coordinates(mech: Mechanism, q: np.ndarray) -> list[int]:
+    """A well-conditioned choice of independent coordinates: the columns of Φq left over when
+    Gram-Schmidt with column pivoting picks a basis of its column space (the dependent ones)."""
+    a = constraint_jacobian(mech, q).copy()
+    rank = constraint_rank(mech, q)
+    dependent = []
+    for _ in range(rank):
+        norms = np.linalg.norm(a, axis=0)
+        norms[dependent] = -1.0
+        k = int(np.argmax(norms))
+        dependent.append(k)
+        e = a[:, k] / norms[k]
+        a -= np.outer(e, e @ a)
+    return [k for k in range(mech.n) if k not in dependent]
+
+
+def body_point(mech: Mechanism, body: Body, local: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Global position [m] of a body-fixed point with body-frame coordinates ``local`` = (ξ, η):
+    r = r0 + A (r1 − r0), A = (ξ I + η J)/L, linear in the natural coordinates."""
+    return _body_point(mech, body, local, mech.z(np.asarray(q, float)))
+
+
+def body_point_rate(mech: Mechanism, body: Body, local: np.ndarray, qd: np.ndarray) -> np.ndarray:
+    """Velocity (given q̇) or acceleration (given q̈) of a body-fixed point: the same linear map
+    applied to the rates, fixed points contributing zero."""
+    zd = np.concatenate((np.asarray(qd, float), np.zeros(len(mech.arrays.constants))))
+    return _body_point(mech, body, local, zd)
+
+
+def _body_point(mech: Mechanism, body: Body, local: np.ndarray, z: np.ndarray) -> np.ndarray:
+    r0, r1 = z[mech.point_z[body.points[0]]], z[mech.point_z[body.points[1]]]
+    a = (local[0] * np.eye(2) + local[1] * J) / body.length
+    return r0 + a @ (r1 - r0)
+
+
+def body_angle(mech: Mechanism, body: Body, q: np.ndarray, qd: np.ndarray | None = None,
+               qdd: np.ndarray | None = None) -> tuple[float, float, float]:
+    """Angle φ of the body's x axis [rad], ω = u × u̇ / |u|² and α = u × ü / |u|² − 2 (u·u̇) ω / |u|²."""
+    p0, p1 = body.points[:2]
+
+    def segment(vector: np.ndarray | None, constants: np.ndarray) -> np.ndarray:
+        if vector is None:
+            return np.zeros(2)
+        z = np.concatenate((np.asarray(vector, float), constants))
+        return z[mech.point_z[p1]] - z[mech.point_z[p0]]
+
+    zeros = np.zeros(len(mech.arrays.constants))
+    u, ud, udd = segment(q, mech.arrays.constants), segment(qd, zeros), segment(qdd, zeros)
+    u2 = u @ u
+    omega = (u[0] * ud[1] - u[1] * ud[0]) / u2
+    alpha = (u[0] * udd[1] - u[1] * udd[0]) / u2 - 2.0 * (u @ ud) * omega / u2
+    return float(np.arctan2(u[1], u[0])), float(omega), float(alpha)

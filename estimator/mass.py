@@ -1,0 +1,60 @@
+"""Constant mass matrix and gravity forces of planar bodies in natural coordinates.
+
+A point with body-frame coordinates (ξ, η) lies at r = r0 + A (r1 − r0), A = (ξ I + η J) / L, with
+r0, r1 the body's first two points, L their distance and J the 90° rotation. Hence r = C [r0; r1]
+with C = [I − A, A], and (García de Jalón and Bayo, ch. 3)
+
+    M_e = ∫ Cᵀ C dm:  M00 = (m − 2 m cx / L + I0 / L²) I,  M01 = (m / L)(cx I + cy J) − (I0 / L²) I,
+                      M11 = (I0 / L²) I,  M10 = M01ᵀ,
+    Q_e = ∫ Cᵀ g dm:  Q1 = (m / L)(cx I + cy Jᵀ) g,  Q0 = m g − Q1,
+
+where (cx, cy) is the centre of gravity and I0 the inertia about the first point. The element
+matrices are scattered through z indices, so fixed points and any point order need no special case.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from estimator.model import Body
+
+J = np.array([[0.0, -1.0], [1.0, 0.0]])
+
+
+def body_mass_matrix(body: Body) -> np.ndarray:
+    """The 4x4 element mass matrix over [x0, y0, x1, y1] of the body's first two points."""
+    m, (cx, cy), L, inertia = body.mass, body.cog, body.length, body.inertia
+    m11 = inertia / L**2 * np.eye(2)
+    m01 = m / L * (cx * np.eye(2) + cy * J) - m11
+    m00 = (m - 2.0 * m * cx / L) * np.eye(2) + m11
+    return np.block([[m00, m01], [m01.T, m11]])
+
+
+def body_gravity_force(body: Body, gravity: np.ndarray) -> np.ndarray:
+    """The generalized gravity force over [x0, y0, x1, y1] of the body's first two points [N]."""
+    m, (cx, cy), L = body.mass, body.cog, body.length
+    q1 = m / L * (cx * gravity + cy * (J.T @ gravity))
+    return np.concatenate((m * gravity - q1, q1))
+
+
+def body_z_indices(body: Body, point_z: np.ndarray) -> np.ndarray:
+    """z indices of [x0, y0, x1, y1] of the body's first two points."""
+    return point_z[list(body.points[:2])].ravel()
+
+
+def assemble_mass_matrix(bodies: tuple[Body, ...], point_z: np.ndarray, n: int) -> np.ndarray:
+    """The constant n x n mass matrix: element matrices scattered on the moving coordinates."""
+    size = int(point_z.max()) + 1
+    mass = np.zeros((size, size))
+    for body in bodies:
+        idx = body_z_indices(body, point_z)
+        mass[np.ix_(idx, idx)] += body_mass_matrix(body)
+    return mass[:n, :n]
+
+
+def assemble_gravity_force(bodies: tuple[Body, ...], point_z: np.ndarray, gravity: np.ndarray, size: int) -> np.ndarray:
+    """Gravity generalized force over all of z (constant entries included, for the potential)."""
+    force = np.zeros(size)
+    for body in bodies:
+        np.add.at(force, body_z_indices(body, point_z), body_gravity_force(body, gravity))
+    return force

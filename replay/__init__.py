@@ -1,0 +1,1 @@
+"""Logs, offline replay, scenario simulation and reports."""

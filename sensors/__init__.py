@@ -1,0 +1,1 @@
+"""Sensor models, message schema and virtual sensors."""
