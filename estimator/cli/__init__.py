@@ -1,0 +1,49 @@
+"""The ``mbstate`` command: one subcommand per module of this package.
+
+Each command module defines ``register(subparsers)``, which adds its parser and sets ``run``, a
+function of the parsed arguments returning the exit code. User errors (``MbstateError``, bad
+arguments) print one line on stderr and exit with code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from estimator.errors import MbstateError
+
+COMMAND_MODULES = ("check", "forward", "inverse", "statics", "bench")
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``mbstate forward: error: ...`` and exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def build_parser() -> ArgumentParser:
+    """The top-level parser with every available subcommand."""
+    parser = ArgumentParser(prog="mbstate", description="Multibody state estimation with factor graphs.")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgumentParser)
+    subparsers.required = True
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"estimator.cli.{name}").register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the console script; returns the exit code."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except MbstateError as exc:
+        print(f"mbstate {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,82 @@
+"""Time series of a mechanism's state as CSV: ``t``, ``q.<coord>``, ``qd.<coord>``, ``qdd.<coord>``,
+``Q.<coord>`` (generalized force applied on a coordinate), ``lambda.<k>`` (Lagrange multipliers).
+
+Only the groups present are written; SI units throughout (see DEVELOPERS.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from estimator.errors import MbstateError
+
+
+@dataclass
+class Trajectory:
+    """States at times ``t`` [s]; arrays are (len(t), n) for q, qd, qdd and (len(t), m) for lam.
+
+    ``forces`` maps a coordinate name to the generalized force applied on it at each time.
+    """
+
+    t: np.ndarray
+    coordinate_names: tuple[str, ...]
+    q: np.ndarray | None = None
+    qd: np.ndarray | None = None
+    qdd: np.ndarray | None = None
+    forces: dict[str, np.ndarray] = field(default_factory=dict)
+    lam: np.ndarray | None = None
+
+    def columns(self) -> tuple[list[str], np.ndarray]:
+        """CSV header and the data matrix."""
+        header, blocks = ["t"], [self.t[:, None]]
+        for prefix, values in (("q", self.q), ("qd", self.qd), ("qdd", self.qdd)):
+            if values is not None:
+                header += [f"{prefix}.{name}" for name in self.coordinate_names]
+                blocks.append(values)
+        for name, values in self.forces.items():
+            header.append(f"Q.{name}")
+            blocks.append(np.asarray(values)[:, None])
+        if self.lam is not None:
+            header += [f"lambda.{k}" for k in range(self.lam.shape[1])]
+            blocks.append(self.lam)
+        return header, np.hstack(blocks)
+
+
+def write_csv(path: str | Path, trajectory: Trajectory) -> None:
+    """Write a trajectory as CSV with a header line (full double precision)."""
+    header, data = trajectory.columns()
+    try:
+        np.savetxt(path, data, delimiter=",", header=",".join(header), comments="", fmt="%.17g")
+    except OSError as exc:
+        raise MbstateError(f"{path}: cannot write ({exc.strerror})") from None
+
+
+def read_csv(path: str | Path) -> Trajectory:
+    """Read a CSV written by :func:`write_csv` (or by hand with the same header convention)."""
+    try:
+        with open(path, encoding="utf-8") as stream:
+            header = stream.readline().strip().split(",")
+            data = np.loadtxt(stream, delimiter=",", ndmin=2)
+    except OSError as exc:
+        raise MbstateError(f"{path}: cannot read ({exc.strerror})") from None
+    except ValueError as exc:
+        raise MbstateError(f"{path}: not a numeric CSV ({exc})") from None
+    if not header or header[0] != "t":
+        raise MbstateError(f"{path}: the first column must be 't'")
+    if data.shape[1] != len(header):
+        raise MbstateError(f"{path}: {len(header)} header columns but {data.shape[1]} data columns")
+    groups: dict[str, list[int]] = {}
+    for k, name in enumerate(header[1:], start=1):
+        prefix, _, _ = name.partition(".")
+        groups.setdefault(prefix, []).append(k)
+    names = tuple(header[k].partition(".")[2] for k in groups.get("q", groups.get("qd", groups.get("qdd", []))))
+
+    def block(prefix: str) -> np.ndarray | None:
+        return data[:, groups[prefix]] if prefix in groups else None
+
+    forces = {header[k].partition(".")[2]: data[:, k] for k in groups.get("Q", [])}
+    return Trajectory(t=data[:, 0], coordinate_names=names, q=block("q"), qd=block("qd"), qdd=block("qdd"),
+                      forces=forces, lam=block("lambda"))
