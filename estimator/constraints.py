@@ -81,13 +81,15 @@ def _row(kind: int, v: np.ndarray, c: np.ndarray, g: np.ndarray, h: np.ndarray, 
 
 
 @njit(cache=True)
-def constraint_terms(q, constants, c_kind, c_idx, c_coef, hessian):
-    """Φ (m), Φq (m x n) and, if ``hessian``, Φqq (m x n x n, else empty) at q."""
+def _assemble(q, qd, constants, c_kind, c_idx, c_coef, hessian, rates):
+    """Φ, Φq, Φqq (if ``hessian``) and γ = −q̇ᵀ Φqq q̇ per row (if ``rates``, from local Hessians)."""
     n, m = q.shape[0], c_kind.shape[0]
     z = np.concatenate((q, constants))
+    zd = np.concatenate((qd, np.zeros(constants.shape[0]))) if rates else z
     phi = np.empty(m)
     jac = np.zeros((m, n))
     hess = np.zeros((m, n, n) if hessian else (0, 0, 0))
+    gamma = np.zeros(m if rates else 0)
     v = np.empty(CONSTRAINT_WIDTH)
     g = np.empty(CONSTRAINT_WIDTH)
     h = np.empty((CONSTRAINT_WIDTH, CONSTRAINT_WIDTH))
@@ -95,7 +97,7 @@ def constraint_terms(q, constants, c_kind, c_idx, c_coef, hessian):
         idx = c_idx[r]
         for k in range(CONSTRAINT_WIDTH):
             v[k] = z[idx[k]]
-        phi[r] = _row(c_kind[r], v, c_coef[r], g, h, hessian)
+        phi[r] = _row(c_kind[r], v, c_coef[r], g, h, hessian or rates)
         for k in range(CONSTRAINT_WIDTH):
             if idx[k] < n:
                 jac[r, idx[k]] += g[k]
@@ -103,7 +105,27 @@ def constraint_terms(q, constants, c_kind, c_idx, c_coef, hessian):
                     for l in range(CONSTRAINT_WIDTH):
                         if idx[l] < n:
                             hess[r, idx[k], idx[l]] += h[k, l]
+        if rates and c_kind[r] != LINEAR:
+            acc = 0.0
+            for k in range(CONSTRAINT_WIDTH):
+                for l in range(CONSTRAINT_WIDTH):
+                    acc += zd[idx[k]] * h[k, l] * zd[idx[l]]
+            gamma[r] = -acc
+    return phi, jac, hess, gamma
+
+
+@njit(cache=True)
+def constraint_terms(q, constants, c_kind, c_idx, c_coef, hessian):
+    """Φ (m), Φq (m x n) and, if ``hessian``, Φqq (m x n x n, else empty) at q."""
+    phi, jac, hess, _ = _assemble(q, q[:0], constants, c_kind, c_idx, c_coef, hessian, False)
     return phi, jac, hess
+
+
+@njit(cache=True)
+def constraint_rate_terms(q, qd, constants, c_kind, c_idx, c_coef):
+    """Φ, Φq and the acceleration right-hand side γ = −Φ̇q q̇ at (q, q̇), without the n x n x m tensor."""
+    phi, jac, _, gamma = _assemble(q, qd, constants, c_kind, c_idx, c_coef, False, True)
+    return phi, jac, gamma
 
 
 def constraint_values(mech: Mechanism, q: np.ndarray) -> np.ndarray:
@@ -131,5 +153,6 @@ def jacobian_rate(mech: Mechanism, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
 
 def acceleration_rhs(mech: Mechanism, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
     """γ = −Φ̇q q̇: the right-hand side of the acceleration constraints Φq q̈ = γ."""
-    qd = np.asarray(qd, float)
-    return -(constraint_hessians(mech, q) @ qd) @ qd
+    a = mech.arrays
+    return constraint_rate_terms(np.asarray(q, float), np.asarray(qd, float), a.constants, a.c_kind, a.c_idx,
+                                 a.c_coef)[2]

@@ -14,6 +14,7 @@ import numpy as np
 
 from estimator.constraints import acceleration_rhs, constraint_jacobian, constraint_values
 from estimator.errors import MbstateError
+from estimator.linalg import pivot_columns
 from estimator.mass import J
 from estimator.model import Body, Mechanism
 
@@ -89,18 +90,9 @@ def degrees_of_freedom(mech: Mechanism, q: np.ndarray) -> int:
 
 
 def independent_coordinates(mech: Mechanism, q: np.ndarray) -> list[int]:
-    """A well-conditioned choice of independent coordinates: the columns of Φq left over when
-    Gram-Schmidt with column pivoting picks a basis of its column space (the dependent ones)."""
-    a = constraint_jacobian(mech, q).copy()
-    rank = constraint_rank(mech, q)
-    dependent = []
-    for _ in range(rank):
-        norms = np.linalg.norm(a, axis=0)
-        norms[dependent] = -1.0
-        k = int(np.argmax(norms))
-        dependent.append(k)
-        e = a[:, k] / norms[k]
-        a -= np.outer(e, e @ a)
+    """A well-conditioned choice of independent coordinates: those left over when QR with column
+    pivoting picks a basis of Φq's column space (the dependent coordinates)."""
+    dependent = set(pivot_columns(constraint_jacobian(mech, q), RANK_TOLERANCE).tolist())
     return [k for k in range(mech.n) if k not in dependent]
 
 

@@ -1,7 +1,7 @@
-"""Small dense linear solves for the compiled dynamics kernels.
+"""Small dense rank-revealing linear algebra for the compiled dynamics kernels.
 
-numba's ``np.linalg`` needs SciPy's LAPACK at run time; these few lines avoid that dependency and
-are exact for the small systems of planar mechanisms (n < 100).
+LAPACK's solvers (through numba) stop at a singular matrix; redundant constraints make the saddle
+point and projection systems singular but consistent, which complete pivoting handles.
 """
 
 from __future__ import annotations
@@ -57,3 +57,33 @@ def solve(a: np.ndarray, b: np.ndarray, rank_tol: float = 1e-12) -> np.ndarray:
     for k in range(size):
         x[perm[k]] = x_perm[k]
     return x
+
+
+@njit(cache=True)
+def pivot_columns(a: np.ndarray, rank_tol: float = 1e-9) -> np.ndarray:
+    """Columns of ``a`` spanning its column space, best conditioned first: Gram-Schmidt with
+    column pivoting (the pivots of a QR factorization with column pivoting)."""
+    work = a.copy()
+    cols = a.shape[1]
+    chosen = np.zeros(cols, dtype=np.bool_)
+    picked = []
+    scale = 0.0
+    for _ in range(min(a.shape[0], cols)):
+        best, k = -1.0, -1
+        for j in range(cols):
+            if not chosen[j]:
+                norm = np.sqrt(np.sum(work[:, j] ** 2))
+                if norm > best:
+                    best, k = norm, j
+        if k < 0:
+            break
+        scale = max(scale, best)
+        if best <= rank_tol * scale:
+            break
+        chosen[k] = True
+        picked.append(k)
+        e = work[:, k] / best
+        for j in range(cols):
+            if not chosen[j]:
+                work[:, j] -= e * np.sum(e * work[:, j])
+    return np.array(picked, dtype=np.int64)

@@ -1,0 +1,1 @@
+"""Classical dynamics: forward (Lagrange/Baumgarte, ALi3, R matrix), inverse dynamics, statics."""

@@ -1,0 +1,85 @@
+"""Forward dynamics: one entry point over the classical methods.
+
+``lagrange`` (multipliers, Baumgarte + projection, explicit Runge-Kutta), ``ali3`` (index-3
+augmented Lagrangian, trapezoidal rule, projections) and ``rmatrix`` (independent coordinates,
+explicit Runge-Kutta). Initial conditions are made consistent first: positions assembled with the
+given coordinates held, velocities projected on Φq q̇ = 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from estimator.dynamics import ali3, lagrange, rmatrix
+from estimator.dynamics.integrators import TABLEAUS
+from estimator.errors import MbstateError
+from estimator.forces import generalized_forces, has_state_forces
+from estimator.constraints import constraint_jacobian
+from estimator.kinematics import (RANK_TOLERANCE, independent_coordinates, solve_position_problem,
+                                  solve_velocity_problem)
+from estimator.model import Mechanism
+from estimator.timeseries import Trajectory
+
+METHODS = ("ali3", "lagrange", "rmatrix")
+
+
+@dataclass(frozen=True)
+class ForwardOptions:
+    """Method parameters. ``penalty`` (ALi3's α) defaults to 1000·max|M|·4/h², which keeps the
+    penalty term a thousand times the inertia in f_q; ``baumgarte`` is (ω [1/s], ξ)."""
+
+    method: str = "ali3"
+    integrator: str = "rk4"
+    penalty: float | None = None
+    baumgarte: tuple[float, float] = (10.0, 1.0)
+    projection: bool = True
+    tol: float = 1e-12
+    max_iter: int = 20
+
+    def __post_init__(self) -> None:
+        if self.method not in METHODS:
+            raise MbstateError(f"unknown method '{self.method}' (choose from {', '.join(METHODS)})")
+        if self.integrator not in TABLEAUS:
+            raise MbstateError(f"unknown integrator '{self.integrator}' (choose from {', '.join(TABLEAUS)})")
+
+
+def consistent_initial_state(mech: Mechanism, q_guess: np.ndarray, qd_guess: np.ndarray,
+                             held: tuple[int, ...] = ()) -> tuple[np.ndarray, np.ndarray]:
+    """Assembled q (held coordinates kept) and q̇ projected on Φq q̇ = 0 (held velocities kept)."""
+    q = solve_position_problem(mech, q_guess, held)
+    if not held:
+        held = tuple(independent_coordinates(mech, q))
+    qd = solve_velocity_problem(mech, q, np.asarray(qd_guess, float)[list(held)], held)
+    return q, qd
+
+
+def multipliers(mech: Mechanism, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
+    """λ from Φqᵀ λ = Q − M q̈ (least squares, minimum norm for redundant constraints)."""
+    residual = generalized_forces(mech, q, qd) - mech.arrays.mass @ qdd
+    return np.linalg.lstsq(constraint_jacobian(mech, q).T, residual, rcond=1e-9)[0]
+
+
+def simulate(mech: Mechanism, q0: np.ndarray, qd0: np.ndarray, dt: float, steps: int,
+             options: ForwardOptions = ForwardOptions()) -> Trajectory:
+    """Integrate ``steps`` steps of ``dt`` [s] from a consistent (q0, q̇0); λ is recovered per step."""
+    if dt <= 0.0 or steps < 1:
+        raise MbstateError(f"need dt > 0 and at least one step (dt={dt}, steps={steps})")
+    ar = mech.arrays
+    q0, qd0 = np.asarray(q0, float), np.asarray(qd0, float)
+    if options.method == "ali3":
+        qdd0, _ = lagrange.accelerations(ar, q0, qd0, 0.0, 0.0)
+        penalty = options.penalty or 1000.0 * np.max(np.abs(ar.mass)) * 4.0 / dt**2
+        qs, qds, qdds, _ = ali3.simulate(ar, q0, qd0, qdd0, dt, steps, penalty, options.tol, options.max_iter,
+                                         has_state_forces(mech))
+    elif options.method == "lagrange":
+        a, b = TABLEAUS[options.integrator]
+        omega, xi = options.baumgarte
+        qs, qds, qdds = lagrange.simulate(ar, q0, qd0, dt, steps, a, b, omega, xi, options.projection, options.tol)
+    else:
+        a, b = TABLEAUS[options.integrator]
+        qs, qds, qdds = rmatrix.simulate(ar, q0, qd0, dt, steps, a, b, options.tol, RANK_TOLERANCE)
+    lam = np.array([multipliers(mech, *state) for state in zip(qs, qds, qdds)])
+    return Trajectory(t=dt * np.arange(steps + 1), coordinate_names=mech.coordinate_names, q=qs, qd=qds, qdd=qdds,
+                      lam=lam)
