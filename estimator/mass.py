@@ -14,9 +14,11 @@ matrices are scattered through z indices, so fixed points and any point order ne
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
-from estimator.model import Body
+from estimator.model import Body, Mechanism
 
 J = np.array([[0.0, -1.0], [1.0, 0.0]])
 
@@ -58,3 +60,14 @@ def assemble_gravity_force(bodies: tuple[Body, ...], point_z: np.ndarray, gravit
     for body in bodies:
         np.add.at(force, body_z_indices(body, point_z), body_gravity_force(body, gravity))
     return force
+
+
+def with_gravity(mech: Mechanism, gravity: np.ndarray) -> Mechanism:
+    """The same mechanism under another gravity vector [m/s²] (e.g. ``--gravity 0,-9.81``)."""
+    gravity = np.asarray(gravity, dtype=float)
+    size = mech.n + len(mech.arrays.constants)
+    gravity_z = assemble_gravity_force(mech.bodies, mech.point_z, gravity, size)
+    q_force = mech.arrays.q_force - mech.gravity_z[:mech.n] + gravity_z[:mech.n]
+    q_force.setflags(write=False)
+    return dataclasses.replace(mech, gravity=gravity, gravity_z=gravity_z,
+                               arrays=mech.arrays._replace(q_force=q_force))

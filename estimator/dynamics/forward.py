@@ -28,14 +28,15 @@ METHODS = ("ali3", "lagrange", "rmatrix")
 @dataclass(frozen=True)
 class ForwardOptions:
     """Method parameters. ``penalty`` (ALi3's α) defaults to 1000·max|M|·4/h², which keeps the
-    penalty term a thousand times the inertia in f_q; ``baumgarte`` is (ω [1/s], ξ)."""
+    penalty term a thousand times the inertia in f_q; ``baumgarte`` is (ω [1/s], ξ); ``tol`` bounds
+    the Newton steps of ALi3 and the position projections [m or rad]."""
 
     method: str = "ali3"
     integrator: str = "rk4"
     penalty: float | None = None
     baumgarte: tuple[float, float] = (10.0, 1.0)
     projection: bool = True
-    tol: float = 1e-12
+    tol: float = 1e-10
     max_iter: int = 20
 
     def __post_init__(self) -> None:
@@ -61,9 +62,9 @@ def multipliers(mech: Mechanism, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray)
     return np.linalg.lstsq(constraint_jacobian(mech, q).T, residual, rcond=1e-9)[0]
 
 
-def simulate(mech: Mechanism, q0: np.ndarray, qd0: np.ndarray, dt: float, steps: int,
-             options: ForwardOptions = ForwardOptions()) -> Trajectory:
-    """Integrate ``steps`` steps of ``dt`` [s] from a consistent (q0, q̇0); λ is recovered per step."""
+def integrate(mech: Mechanism, q0: np.ndarray, qd0: np.ndarray, dt: float, steps: int,
+              options: ForwardOptions = ForwardOptions()) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """q, q̇, q̈ at steps 0..steps (each (steps+1, n)) from a consistent (q0, q̇0), step ``dt`` [s]."""
     if dt <= 0.0 or steps < 1:
         raise MbstateError(f"need dt > 0 and at least one step (dt={dt}, steps={steps})")
     ar = mech.arrays
@@ -73,13 +74,18 @@ def simulate(mech: Mechanism, q0: np.ndarray, qd0: np.ndarray, dt: float, steps:
         penalty = options.penalty or 1000.0 * np.max(np.abs(ar.mass)) * 4.0 / dt**2
         qs, qds, qdds, _ = ali3.simulate(ar, q0, qd0, qdd0, dt, steps, penalty, options.tol, options.max_iter,
                                          has_state_forces(mech))
-    elif options.method == "lagrange":
-        a, b = TABLEAUS[options.integrator]
+        return qs, qds, qdds
+    a, b = TABLEAUS[options.integrator]
+    if options.method == "lagrange":
         omega, xi = options.baumgarte
-        qs, qds, qdds = lagrange.simulate(ar, q0, qd0, dt, steps, a, b, omega, xi, options.projection, options.tol)
-    else:
-        a, b = TABLEAUS[options.integrator]
-        qs, qds, qdds = rmatrix.simulate(ar, q0, qd0, dt, steps, a, b, options.tol, RANK_TOLERANCE)
+        return lagrange.simulate(ar, q0, qd0, dt, steps, a, b, omega, xi, options.projection, options.tol)
+    return rmatrix.simulate(ar, q0, qd0, dt, steps, a, b, options.tol, RANK_TOLERANCE)
+
+
+def simulate(mech: Mechanism, q0: np.ndarray, qd0: np.ndarray, dt: float, steps: int,
+             options: ForwardOptions = ForwardOptions()) -> Trajectory:
+    """:func:`integrate`, with λ recovered at every step, as a Trajectory starting at t = 0."""
+    qs, qds, qdds = integrate(mech, q0, qd0, dt, steps, options)
     lam = np.array([multipliers(mech, *state) for state in zip(qs, qds, qdds)])
     return Trajectory(t=dt * np.arange(steps + 1), coordinate_names=mech.coordinate_names, q=qs, qd=qds, qdd=qdds,
                       lam=lam)

@@ -1,0 +1,61 @@
+"""``mbstate forward``: forward dynamics of a mechanism file to a CSV time series."""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from estimator.cli.arguments import assembled, assignments, coordinate_indices, load, positive_float, vector2
+from estimator.constraints import constraint_values
+from estimator.dynamics.forward import METHODS, ForwardOptions, simulate
+from estimator.dynamics.integrators import TABLEAUS
+from estimator.forces import kinetic_energy, potential_energy
+from estimator.kinematics import solve_velocity_problem
+from estimator.timeseries import write_csv
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "forward", help="forward dynamics to a CSV time series",
+        description="Integrate the equations of motion from the file's configuration (assembled), "
+                    "at rest unless --velocity is given, and write t, q, qd, qdd, lambda as CSV.")
+    parser.add_argument("mechanism", help="mechanism YAML file")
+    parser.add_argument("--t-end", type=positive_float, required=True, help="simulated time [s]")
+    parser.add_argument("--dt", type=positive_float, required=True, help="time step [s]")
+    parser.add_argument("--method", choices=METHODS, default="ali3",
+                        help="ali3: augmented Lagrangian index-3 + trapezoidal rule (default); lagrange: "
+                             "multipliers with Baumgarte stabilization and projection; rmatrix: independent "
+                             "coordinates through the R matrix")
+    parser.add_argument("--integrator", choices=tuple(TABLEAUS), default="rk4",
+                        help="explicit Runge-Kutta for lagrange and rmatrix (ali3 is always trapezoidal)")
+    parser.add_argument("--gravity", type=vector2, metavar="GX,GY", help="override the file's gravity [m/s²]")
+    parser.add_argument("--initial", type=assignments, default={}, metavar="NAME=VALUE,...",
+                        help="initial coordinates held while assembling (e.g. theta0=0.3)")
+    parser.add_argument("--velocity", type=assignments, default={}, metavar="NAME=VALUE,...",
+                        help="initial velocities of independent coordinates (others follow from Φq q̇ = 0)")
+    parser.add_argument("--out", required=True, help="output CSV")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    mech = load(args.mechanism, args.gravity)
+    q0 = assembled(mech, args.initial)
+    qd0 = np.zeros(mech.n)
+    if args.velocity:
+        held = coordinate_indices(mech, args.velocity, "--velocity")
+        qd0 = solve_velocity_problem(mech, q0, np.array(list(args.velocity.values())), held)
+    steps = max(1, int(round(args.t_end / args.dt)))
+    start = time.perf_counter()
+    trajectory = simulate(mech, q0, qd0, args.dt, steps, ForwardOptions(method=args.method, integrator=args.integrator))
+    elapsed = time.perf_counter() - start
+    write_csv(args.out, trajectory)
+    energy = [kinetic_energy(mech, qd) + potential_energy(mech, q) for q, qd in zip(trajectory.q, trajectory.qd)]
+    worst_phi = max(np.max(np.abs(constraint_values(mech, q)), initial=0.0) for q in trajectory.q)
+    print(f"{args.method}: {steps} steps of {args.dt:g} s in {elapsed:.3f} s (λ recovery and first-call "
+          f"compilation included)")
+    print(f"max |Φ| = {worst_phi:.3g}; total energy {energy[0]:.6g} J -> {energy[-1]:.6g} J "
+          f"(gravity and springs; applied loads do work)")
+    print(f"written: {args.out}")
+    return 0
