@@ -114,6 +114,52 @@ def constraint_rate_terms(q, qd, constants, c_kind, c_idx, c_coef):
     return phi, jac, gamma
 
 
+@njit(cache=True)
+def velocity_term_gradient(q, qd, constants, c_kind, c_idx):
+    """∂s/∂q (m x n) of s_r = q̇ᵀ Φqq_r(q) q̇ at fixed q̇, for the Jacobian of the acceleration constraints.
+
+    ∂s/∂q needs third derivatives of Φ. Linear and distance rows have constant Hessians; an angle row
+    φ = uᵀ B(t) w (estimator.constraints) has them only through t, so they matter only when t is a
+    coordinate (relative-angle coordinates). For those rows, with B' = dB/dt and B'' = −B,
+    
+        s = 2 u̇ᵀ B ẇ + 2 ṫ (u̇ᵀ B' w + uᵀ B' ẇ) − ṫ² uᵀ B w,
+        ∂s/∂u = 2 ṫ B' ẇ − ṫ² B w,   ∂s/∂w = 2 ṫ B'ᵀ u̇ − ṫ² Bᵀ u,
+        ∂s/∂t = 2 u̇ᵀ B' ẇ − 2 ṫ (u̇ᵀ B w + uᵀ B ẇ) − ṫ² uᵀ B' w.
+    """
+    n, m = q.shape[0], c_kind.shape[0]
+    out = np.zeros((m, n))
+    z = np.concatenate((q, constants))
+    zd = np.concatenate((qd, np.zeros(constants.shape[0])))
+    gv = np.empty(9)
+    for r in range(m):
+        idx = c_idx[r]
+        if c_kind[r] != ANGLE or idx[8] >= n:
+            continue
+        ux, uy = z[idx[2]] - z[idx[0]], z[idx[3]] - z[idx[1]]
+        wx, wy = z[idx[6]] - z[idx[4]], z[idx[7]] - z[idx[5]]
+        udx, udy = zd[idx[2]] - zd[idx[0]], zd[idx[3]] - zd[idx[1]]
+        wdx, wdy = zd[idx[6]] - zd[idx[4]], zd[idx[7]] - zd[idx[5]]
+        td = zd[idx[8]]
+        s, c = np.sin(z[idx[8]]), np.cos(z[idx[8]])
+        bw_x, bw_y = -s * wx + c * wy, -c * wx - s * wy  # B w
+        bwd_x, bwd_y = -s * wdx + c * wdy, -c * wdx - s * wdy  # B ẇ
+        dbw_x, dbw_y = -c * wx - s * wy, s * wx - c * wy  # B' w
+        dbwd_x, dbwd_y = -c * wdx - s * wdy, s * wdx - c * wdy  # B' ẇ
+        btu_x, btu_y = -s * ux - c * uy, c * ux - s * uy  # Bᵀ u
+        dbtud_x, dbtud_y = -c * udx + s * udy, -s * udx - c * udy  # B'ᵀ u̇
+        gu_x, gu_y = 2.0 * td * dbwd_x - td * td * bw_x, 2.0 * td * dbwd_y - td * td * bw_y
+        gw_x, gw_y = 2.0 * td * dbtud_x - td * td * btu_x, 2.0 * td * dbtud_y - td * td * btu_y
+        gt = (2.0 * (udx * dbwd_x + udy * dbwd_y) - 2.0 * td * (udx * bw_x + udy * bw_y + ux * bwd_x + uy * bwd_y)
+              - td * td * (ux * dbw_x + uy * dbw_y))
+        gv[0], gv[1], gv[2], gv[3] = -gu_x, -gu_y, gu_x, gu_y
+        gv[4], gv[5], gv[6], gv[7] = -gw_x, -gw_y, gw_x, gw_y
+        gv[8] = gt
+        for k in range(9):
+            if idx[k] < n:
+                out[r, idx[k]] += gv[k]
+    return out
+
+
 def constraint_values(mech: Mechanism, q: np.ndarray) -> np.ndarray:
     """Φ(q), shape (m,)."""
     a = mech.arrays

@@ -170,20 +170,22 @@ def build_mechanism(document: Any, path: str = "<mechanism>") -> Mechanism:
         point_z[p] = (2 * k, 2 * k + 1)
     for p in np.flatnonzero(fixed):
         point_z[p] = (tables.constant(xy[p, 0]), tables.constant(xy[p, 1]))
-    names = []
+    names, owners = [], []  # owners: the entry that defines each coordinate, for error messages
     for p in moving:
         label = p if point_names[p] is None else f"_{point_names[p]}"
         names += [f"x{label}", f"y{label}"]
+        owners += [f"points[{p}]"] * 2
     q0 = list(xy[moving].ravel())
 
     bodies = _bodies(read, doc.get("planar_bodies"), variables, xy, point_z, tables)
     for k, item in enumerate(relatives):
         name, angle = _relative_coordinate(read, item, k, xy, bodies, point_z, len(names), tables)
         names.append(name)
+        owners.append(f"relative_coordinates[{k}].name")
         q0.append(angle)
-    duplicates = sorted({name for name in names if names.count(name) > 1})
-    if duplicates:
-        raise read.fail("", f"duplicate coordinate names: {', '.join(duplicates)}")
+    for k, name in enumerate(names):
+        if (first := names.index(name)) < k:
+            raise read.fail(owners[k], f"duplicate coordinate name '{name}' (also {owners[first]})")
     coordinate = _CoordinateLookup(read, tuple(names))
     _constraints(read, doc.get("constraints") or [], variables, xy, bodies, point_z, coordinate, np.array(q0), tables)
     forces = _forces(read, doc.get("forces") or [], variables, xy, bodies, point_z, coordinate, tables.n)
@@ -255,6 +257,8 @@ def _points(read: _Reader, points: Any, variables: dict[str, float]) -> tuple[np
             raise read.fail(f"{entry}.fixed", f"expected true or false, got {flag!r}")
         fixed[i] = flag
         names.append(_name(read, item, entry))
+        if names[-1] is not None and names[-1] in names[:-1]:
+            raise read.fail(f"{entry}.name", f"duplicate point name '{names[-1]}' (also points[{names.index(names[-1])}])")
         scope[f"x{i}"], scope[f"y{i}"] = xy[i]
     return xy, fixed, names
 
@@ -291,6 +295,8 @@ def _bodies(read: _Reader, bodies: Any, variables: dict[str, float], xy: np.ndar
         inertia = read.number(read.required(item, "I0", entry), f"{entry}.I0", scope)
         cog = read.vector(read.required(item, "cog", entry), f"{entry}.cog", scope)
         name = _name(read, item, entry) or f"body{b}"
+        if name in [body.name for body in result]:
+            raise read.fail(f"{entry}.name", f"duplicate body name '{name}'")
         body = Body(name=name, points=points, mass=mass, inertia=inertia, cog=(cog[0], cog[1]), length=length)
         result.append(body)
         _rigid_body_rows(body, xy, point_z, tables)

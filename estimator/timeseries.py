@@ -49,6 +49,7 @@ def write_csv(path: str | Path, trajectory: Trajectory) -> None:
     """Write a trajectory as CSV with a header line (full double precision)."""
     header, data = trajectory.columns()
     try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
         np.savetxt(path, data, delimiter=",", header=",".join(header), comments="", fmt="%.17g")
     except OSError as exc:
         raise MbstateError(f"{path}: cannot write ({exc.strerror})") from None

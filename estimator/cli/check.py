@@ -1,0 +1,108 @@
+"""``mbstate check MECH.yaml``: load and assemble a mechanism and print what the model holds.
+
+The file's approximate coordinates are assembled by Newton-Raphson (Φ(q) = 0, nothing held); the
+report gives the coordinates, the constraint residuals, the rank of Φq and the degrees of freedom
+n − rank Φq, a set of independent coordinates, the bodies, actuators, force elements, gravity and
+the energies at rest. ``--json`` prints the same as one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+import numpy as np
+
+from estimator.cli.arguments import assembled
+from estimator.constraints import constraint_jacobian, constraint_values
+from estimator.forces import kinetic_energy, potential_energy
+from estimator.kinematics import RANK_TOLERANCE, constraint_rank, independent_coordinates
+from estimator.mechanism_file import load_mechanism
+from estimator.model import Mechanism
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``check`` subcommand."""
+    parser = subparsers.add_parser(
+        "check", help="load and assemble a mechanism file and print its model",
+        description="Load a mechanism YAML file, assemble it from the file's approximate "
+                    "coordinates and print coordinates, constraint residuals, rank, degrees of "
+                    "freedom, bodies, actuators, forces, gravity and energies at rest.")
+    parser.add_argument("mechanism", metavar="MECH.yaml", help="mechanism file (see configs/mechanisms/README.md)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    parser.set_defaults(run=run)
+
+
+def suggested_independent(mech: Mechanism, q: np.ndarray, rank: int) -> list[int]:
+    """The actuated coordinates when they are a valid independent set (as many as the degrees of
+    freedom, and the remaining columns of Φq keep its rank); otherwise a column-pivoted choice."""
+    actuated = sorted({a.coordinate for a in mech.actuators})
+    if actuated and len(actuated) == mech.n - rank:
+        dependent = [k for k in range(mech.n) if k not in actuated]
+        jac = constraint_jacobian(mech, q)[:, dependent]
+        if rank == 0 or np.linalg.matrix_rank(jac, tol=RANK_TOLERANCE * mech.n) == rank:
+            return actuated
+    return independent_coordinates(mech, q)
+
+
+def report(mech: Mechanism, q: np.ndarray) -> dict[str, Any]:
+    """Everything ``check`` prints, as plain Python values (SI units)."""
+    rank = constraint_rank(mech, q)
+    arrays = mech.arrays
+    loads = arrays.q_force - mech.gravity_z[:mech.n]
+    return {
+        "file": mech.source,
+        "coordinates": [{"index": k, "name": name, "value": float(q[k])}
+                        for k, name in enumerate(mech.coordinate_names)],
+        "constraints": [{"index": k, "name": name, "residual": float(r)}
+                        for k, (name, r) in enumerate(zip(mech.constraint_names, constraint_values(mech, q)))],
+        "n": mech.n,
+        "m": mech.m,
+        "rank": rank,
+        "redundant": mech.m - rank,
+        "degrees_of_freedom": mech.n - rank,
+        "independent_coordinates": [mech.coordinate_names[k] for k in suggested_independent(mech, q, rank)],
+        "bodies": [{"name": b.name, "points": list(b.points), "mass": b.mass, "I0": b.inertia,
+                    "cog": list(b.cog), "length": b.length} for b in mech.bodies],
+        "actuators": [{"name": a.name, "coordinate": mech.coordinate_names[a.coordinate]} for a in mech.actuators],
+        "forces": {"springs_and_dampers": len(arrays.spring_idx), "torsional_springs": len(arrays.torsion_idx),
+                   "body_torques": len(arrays.torque_idx),
+                   "constant_loads_on": [mech.coordinate_names[k] for k in np.flatnonzero(loads)]},
+        "gravity": [float(g) for g in mech.gravity],
+        "kinetic_energy": kinetic_energy(mech, np.zeros(mech.n)) + 0.0,
+        "potential_energy": potential_energy(mech, q) + 0.0,  # + 0.0: no "-0" in the output
+    }
+
+
+def format_text(info: dict[str, Any]) -> str:
+    """The human-readable report."""
+    lines = [f"mechanism {info['file']}", f"coordinates (n = {info['n']}), assembled:"]
+    width = max((len(c["name"]) for c in info["coordinates"]), default=0)
+    lines += [f"  {c['index']:3d}  {c['name']:<{width}}  {c['value']: .9g}" for c in info["coordinates"]]
+    lines.append(f"constraints (m = {info['m']}), residual at the assembled q:")
+    width = max((len(c["name"]) for c in info["constraints"]), default=0)
+    lines += [f"  {c['index']:3d}  {c['name']:<{width}}  {c['residual']: .2e}" for c in info["constraints"]]
+    lines += [f"rank of the constraint Jacobian: {info['rank']} ({info['redundant']} redundant rows)",
+              f"degrees of freedom: {info['degrees_of_freedom']}",
+              f"suggested independent coordinates: {', '.join(info['independent_coordinates']) or '(none)'}",
+              f"bodies ({len(info['bodies'])}):"]
+    lines += [f"  {b['name']}: points {b['points']}, mass {b['mass']:.6g} kg, I0 {b['I0']:.6g} kg·m², "
+              f"cog ({b['cog'][0]:.6g}, {b['cog'][1]:.6g}) m, length {b['length']:.6g} m" for b in info["bodies"]]
+    actuators = [f"{a['name']} on {a['coordinate']}" for a in info["actuators"]]
+    forces = info["forces"]
+    lines += [f"actuators: {', '.join(actuators) or '(none)'}",
+              f"forces: {forces['springs_and_dampers']} spring/damper, {forces['torsional_springs']} torsional "
+              f"spring, {forces['body_torques']} body torque; constant loads on: "
+              f"{', '.join(forces['constant_loads_on']) or '(none)'}",
+              f"gravity: ({info['gravity'][0]:.6g}, {info['gravity'][1]:.6g}) m/s²",
+              f"energy at rest: kinetic {info['kinetic_energy']:.6g} J, potential {info['potential_energy']:.6g} J"]
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load, assemble and print; file and assembly problems raise MbstateError (exit code 2)."""
+    mech = load_mechanism(args.mechanism)
+    info = report(mech, assembled(mech, {}))
+    print(json.dumps(info, indent=2) if args.json else format_text(info))
+    return 0

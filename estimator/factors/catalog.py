@@ -1,0 +1,73 @@
+"""Every factor of the library for one mechanism, with the variables it connects.
+
+Used by the shared Jacobian contract test and the linearization benchmark, and as the list of what
+exists. A variable is named by its kind (``q``, ``v``, ``a``, ``l``, ``f``, ``z``, ``zd``, ``zdd``;
+see estimator.factors.keys) with ``+`` for the next step: ``("q", "q+", "v", "v+")``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+
+from estimator.factors import keys
+from estimator.factors.adapter import ErrorFunction
+from estimator.factors.constraint_factors import (acceleration_constraint_error, position_constraint_error,
+                                                  velocity_constraint_error)
+from estimator.factors.dynamics_factors import (actuator_selection, forward_dynamics_error, inverse_dynamics_error,
+                                                multiplier_dynamics_error)
+from estimator.factors.independent_coordinates import (acceleration_link, choose_independent_coordinates,
+                                                       position_link, reduced_dynamics_error,
+                                                       reduced_inverse_dynamics_error, velocity_link)
+from estimator.factors.integrators import euler_error, trapezoidal_error
+from estimator.factors.prior import prior_error
+from estimator.factors.soft_equality import soft_equality_error
+from estimator.model import Mechanism
+
+KEY_OF: dict[str, Callable[[int], int]] = {"q": keys.Q, "v": keys.V, "a": keys.A, "l": keys.L, "f": keys.F,
+                                           "z": keys.Z, "zd": keys.ZD, "zdd": keys.ZDD}
+
+
+@dataclass(frozen=True)
+class FactorSpec:
+    """A named error function and the kinds of the variables it takes, in order."""
+
+    name: str
+    fn: ErrorFunction
+    variables: tuple[str, ...]
+
+    def keys(self, k: int) -> list[int]:
+        """GTSAM keys of the variables when the factor belongs to step k."""
+        return [KEY_OF[v.rstrip("+")](k + v.endswith("+")) for v in self.variables]
+
+
+def factor_catalog(mech: Mechanism, q_assembled: np.ndarray, dt: float) -> list[FactorSpec]:
+    """All factors for ``mech``; independent coordinates and rows are chosen at ``q_assembled``,
+    inverse dynamics only if the mechanism has actuators."""
+    ic = choose_independent_coordinates(mech, q_assembled)
+    specs = [
+        FactorSpec("prior", partial(prior_error, q_assembled), ("q",)),
+        FactorSpec("euler", partial(euler_error, dt), ("q", "q+", "v")),
+        FactorSpec("trapezoidal", partial(trapezoidal_error, dt), ("q", "q+", "v", "v+")),
+        FactorSpec("soft_equality", soft_equality_error, ("l", "l+")),
+        FactorSpec("position_constraint", partial(position_constraint_error, mech), ("q",)),
+        FactorSpec("velocity_constraint", partial(velocity_constraint_error, mech), ("q", "v")),
+        FactorSpec("acceleration_constraint", partial(acceleration_constraint_error, mech), ("q", "v", "a")),
+        FactorSpec("multiplier_dynamics", partial(multiplier_dynamics_error, mech), ("q", "v", "a", "l")),
+        FactorSpec("forward_dynamics", partial(forward_dynamics_error, mech, ic.rows), ("q", "v", "a")),
+        FactorSpec("position_link", position_link(ic), ("q", "z")),
+        FactorSpec("velocity_link", velocity_link(ic), ("q", "v", "zd")),
+        FactorSpec("acceleration_link", acceleration_link(ic), ("q", "v", "a", "zdd")),
+        FactorSpec("reduced_dynamics", partial(reduced_dynamics_error, ic), ("q", "v", "zdd")),
+    ]
+    if mech.actuators:
+        selection = actuator_selection(mech)
+        specs += [
+            FactorSpec("inverse_dynamics", partial(inverse_dynamics_error, mech, selection), ("q", "v", "a", "l", "f")),
+            FactorSpec("reduced_inverse_dynamics", partial(reduced_inverse_dynamics_error, ic, selection),
+                       ("q", "v", "zdd", "f")),
+        ]
+    return specs

@@ -1,0 +1,71 @@
+"""Kinematic constraint factors at position, velocity and acceleration level (dependent coordinates).
+
+- position:     e = Φ(q),                      ∂e/∂q = Φq;
+- velocity:     e = Φq q̇,                      ∂e/∂q = Φqq·q̇ (= Φ̇q), ∂e/∂q̇ = Φq;
+- acceleration: e = Φq q̈ − γ = Φq q̈ + s,      s_r = q̇ᵀ Φqq_r q̇ (γ = −s, scleronomic constraints),
+  ∂e/∂q = Φqq·q̈ + ∂s/∂q, ∂e/∂q̇ = 2 Φqq·q̇, ∂e/∂q̈ = Φq.
+
+∂s/∂q needs third derivatives of Φ: see estimator.constraints.velocity_term_gradient.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from estimator.constraints import constraint_terms, velocity_term_gradient
+from estimator.kinematics import RANK_TOLERANCE
+from estimator.linalg import pivot_columns
+from estimator.model import Mechanism
+
+
+def constraint_derivatives(mech: Mechanism, q: np.ndarray, hessian: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(Φ, Φq, Φqq) at q from one call of the compiled kernel (Φqq empty unless ``hessian``)."""
+    a = mech.arrays
+    return constraint_terms(q, a.constants, a.c_kind, a.c_idx, a.c_coef, hessian)
+
+
+def independent_constraint_rows(mech: Mechanism, q: np.ndarray) -> np.ndarray:
+    """Indices of a maximal independent subset of the rows of Φq(q) (sorted), by QR with column
+    pivoting on Φqᵀ. Redundant rows (rank Φq < m) are left out, so the systems built on these rows
+    stay regular off the constraint manifold too."""
+    phi_q = constraint_derivatives(mech, q, False)[1]
+    return np.sort(pivot_columns(np.ascontiguousarray(phi_q.T), RANK_TOLERANCE))
+
+
+def weighted_hessian(weights: np.ndarray, phi_qq: np.ndarray) -> np.ndarray:
+    """Σ_r w_r Φqq_r (n x n), as one matrix product (np.tensordot costs 8 µs of Python here)."""
+    n = phi_qq.shape[1]
+    return (weights @ phi_qq.reshape(phi_qq.shape[0], n * n)).reshape(n, n)
+
+
+def acceleration_constraint_terms(mech: Mechanism, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+                                  phi_q: np.ndarray, phi_qq: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """e = Φq q̈ + s and (∂e/∂q, ∂e/∂q̇, ∂e/∂q̈) from already evaluated Φq, Φqq."""
+    rate = phi_qq @ qd  # Φ̇q
+    error = phi_q @ qdd + rate @ qd
+    a = mech.arrays
+    d_q = phi_qq @ qdd + velocity_term_gradient(q, qd, a.constants, a.c_kind, a.c_idx)
+    return error, [d_q, 2.0 * rate, phi_q]
+
+
+def position_constraint_error(mech: Mechanism, q: np.ndarray, jac: bool = True) -> tuple[np.ndarray, list | None]:
+    """e = Φ(q) (m); Jacobian Φq."""
+    phi, phi_q, _ = constraint_derivatives(mech, q, False)
+    return phi, [phi_q] if jac else None
+
+
+def velocity_constraint_error(mech: Mechanism, q: np.ndarray, qd: np.ndarray,
+                              jac: bool = True) -> tuple[np.ndarray, list | None]:
+    """e = Φq q̇ (m); Jacobians (Φqq·q̇, Φq)."""
+    _, phi_q, phi_qq = constraint_derivatives(mech, q, jac)
+    error = phi_q @ qd
+    return error, [phi_qq @ qd, phi_q] if jac else None
+
+
+def acceleration_constraint_error(mech: Mechanism, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+                                  jac: bool = True) -> tuple[np.ndarray, list | None]:
+    """e = Φq q̈ − γ(q, q̇) (m); Jacobians (Φqq·q̈ + ∂s/∂q, 2 Φqq·q̇, Φq)."""
+    _, phi_q, phi_qq = constraint_derivatives(mech, q, True)
+    if not jac:
+        return phi_q @ qdd + (phi_qq @ qd) @ qd, None
+    return acceleration_constraint_terms(mech, q, qd, qdd, phi_q, phi_qq)

@@ -1,0 +1,144 @@
+"""Shared contract test of every factor: analytic Jacobians against central differences, and the
+GTSAM adapter's linearization against the numpy error function.
+
+States come from a simulated configuration (position, velocity and acceleration problems solved
+with random driver inputs) and are then perturbed off the constraint manifold, as the optimizer's
+iterates are; multipliers and actuator forces are random. Seeded throughout.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import gtsam
+import numpy as np
+import pytest
+import yaml
+from conftest import reference_file
+
+from estimator import kinematics
+from estimator.errors import MbstateError
+from estimator.factors.adapter import gtsam_factor
+from estimator.factors.catalog import FactorSpec, factor_catalog
+from estimator.factors.dynamics_factors import actuator_selection
+from estimator.mechanism_file import build_mechanism
+from estimator.model import Mechanism
+
+DT = 0.005
+# Force elements and actuators added to the reference files so that ∂Q/∂q, ∂Q/∂q̇ and E are exercised.
+EXTRAS = {
+    "fourbars1-with-rel-angle.yaml": {
+        "forces": [{"type": "spring", "points": [1, 3], "k": 50.0, "c": 3.0},
+                   {"type": "damper", "points": [0, 2], "c": 2.0},
+                   {"type": "torsional_spring", "coordinate": "theta0", "k": 5.0, "c": 0.5},
+                   {"type": "torque", "body": 1, "value": 2.0}],
+        "actuators": [{"coordinate": "theta0"}],
+        "drivers": ["theta0"],
+    },
+    "pick-and-place-robot.yaml": {
+        "forces": [{"type": "spring", "points": [5, 0], "k": 20.0, "c": 1.0},
+                   {"type": "torque", "body": 3, "value": -1.5}],
+        "actuators": [{"coordinate": "theta0"}, {"coordinate": "theta1"}],
+        "drivers": ["theta0", "theta1"],
+    },
+}
+FACTORS = ("prior", "euler", "trapezoidal", "soft_equality", "position_constraint", "velocity_constraint",
+           "acceleration_constraint", "multiplier_dynamics", "forward_dynamics", "position_link", "velocity_link",
+           "acceleration_link", "reduced_dynamics", "inverse_dynamics", "reduced_inverse_dynamics")
+# Central differences with step h have truncation error O(h^2 |e'''|) and round-off O(eps |e| / h); at
+# h = 1e-6 both stay below 1e-9 relative for these smooth, O(1)-scaled functions (observed <= 3e-9).
+# The tolerance 1e-7 * (1 + max|J|) keeps a margin of 30 while any wrong or missing term (O(1)) fails.
+STEP, TOLERANCE = 1e-6, 1e-7
+
+
+@cache
+def mechanism(file: str) -> Mechanism:
+    document = yaml.safe_load(reference_file(file).read_text())
+    extras = EXTRAS[file]
+    document["forces"], document["actuators"] = extras["forces"], extras["actuators"]
+    return build_mechanism(document, file)
+
+
+@cache
+def assembled(file: str) -> np.ndarray:
+    mech = mechanism(file)
+    drivers = [mech.index(c) for c in EXTRAS[file]["drivers"]]
+    return kinematics.solve_position_problem(mech, mech.q0, drivers)
+
+
+def states(file: str, seed: int) -> dict[str, np.ndarray]:
+    """Variables of two consecutive steps: a consistent state plus perturbations."""
+    mech, rng = mechanism(file), np.random.default_rng(seed)
+    drivers = [mech.index(c) for c in EXTRAS[file]["drivers"]]
+    q = kinematics.solve_position_problem(mech, assembled(file) + 0.05 * rng.normal(size=mech.n), drivers)
+    qd = kinematics.solve_velocity_problem(mech, q, rng.normal(size=len(drivers)), drivers)
+    qdd = kinematics.solve_acceleration_problem(mech, q, qd, rng.normal(size=len(drivers)), drivers)
+    dof, size = kinematics.degrees_of_freedom(mech, q), {"l": mech.m, "f": len(mech.actuators)}
+    values = {"q": q + 1e-3 * rng.normal(size=mech.n), "v": qd + 1e-2 * rng.normal(size=mech.n),
+              "a": qdd + 1e-2 * rng.normal(size=mech.n), "l": rng.normal(size=mech.m),
+              "f": rng.normal(size=size["f"]), "z": rng.normal(size=dof), "zd": rng.normal(size=dof),
+              "zdd": rng.normal(size=dof)}
+    for kind in list(values):
+        values[kind + "+"] = values[kind] + 1e-2 * rng.normal(size=values[kind].shape)
+    return values
+
+
+def spec_named(file: str, name: str) -> FactorSpec:
+    return next(s for s in factor_catalog(mechanism(file), assembled(file), DT) if s.name == name)
+
+
+def central_differences(spec: FactorSpec, values: list[np.ndarray], step: float) -> list[np.ndarray]:
+    columns: list[list[np.ndarray]] = [[] for _ in values]
+    for i, x in enumerate(values):
+        for j in range(x.shape[0]):
+            plus = [v.copy() for v in values]
+            minus = [v.copy() for v in values]
+            plus[i][j] += step
+            minus[i][j] -= step
+            columns[i].append((spec.fn(*plus, jac=False)[0] - spec.fn(*minus, jac=False)[0]) / (2.0 * step))
+    return [np.array(c).T for c in columns]
+
+
+def test_catalog_lists_every_factor() -> None:
+    for file in EXTRAS:
+        assert tuple(s.name for s in factor_catalog(mechanism(file), assembled(file), DT)) == FACTORS
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("name", FACTORS)
+@pytest.mark.parametrize("file", list(EXTRAS))
+def test_jacobians_match_central_differences(file: str, name: str, seed: int) -> None:
+    spec, state = spec_named(file, name), states(file, seed)
+    values = [state[v] for v in spec.variables]
+    error, jacobians = spec.fn(*values)
+    np.testing.assert_allclose(spec.fn(*values, jac=False)[0], error, rtol=0, atol=1e-12)
+    assert len(jacobians) == len(values)
+    for variable, analytic, numeric in zip(spec.variables, jacobians, central_differences(spec, values, STEP)):
+        assert analytic.shape == (error.shape[0], state[variable].shape[0])
+        scale = 1.0 + np.abs(numeric).max()
+        np.testing.assert_allclose(analytic, numeric, rtol=0, atol=TOLERANCE * scale, err_msg=f"d e / d {variable}")
+
+
+@pytest.mark.parametrize("name", FACTORS)
+@pytest.mark.parametrize("file", list(EXTRAS))
+def test_gtsam_linearization_matches_error_function(file: str, name: str) -> None:
+    spec, state = spec_named(file, name), states(file, 2)
+    values = [state[v] for v in spec.variables]
+    error, jacobians = spec.fn(*values)
+    keys = spec.keys(7)
+    graph_values = gtsam.Values()
+    for key, value in zip(keys, values):
+        graph_values.insert(key, value)
+    factor = gtsam_factor(gtsam.noiseModel.Unit.Create(error.shape[0]), keys, spec.fn)
+    whitened, rhs = factor.linearize(graph_values).jacobian()
+    # Unit noise: whitening is the identity and GTSAM stores b = -e; plain copies, hence 1e-12.
+    np.testing.assert_allclose(whitened, np.hstack(jacobians), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(rhs, -error, rtol=0, atol=1e-12)
+    assert factor.error(graph_values) == pytest.approx(0.5 * error @ error, rel=1e-12)
+
+
+def test_inverse_dynamics_needs_actuated_coordinates() -> None:
+    pendulum = build_mechanism(yaml.safe_load(reference_file("pendulum1.yaml").read_text()), "pendulum1.yaml")
+    with pytest.raises(MbstateError, match="actuated coordinates"):
+        actuator_selection(pendulum)
+    assert actuator_selection(pendulum, [1]).tolist() == [[0.0], [1.0]]
