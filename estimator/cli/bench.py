@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from estimator.benchmark import forward_benchmarks, inverse_benchmarks, machine
+from estimator.benchmarks import machine
+from estimator.benchmarks.classical import forward_benchmarks, inverse_benchmarks
 
 SUITES = {"forward": forward_benchmarks, "inverse": inverse_benchmarks}
 

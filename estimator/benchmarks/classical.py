@@ -1,49 +1,15 @@
-"""Benchmarks of the classical solvers: wall time per step, compilation excluded.
-
-Each case runs once to compile, then ``repeat`` times; the median is reported (the machine's other
-load shows up as spread, given as min-max).
-"""
+"""Classical solvers: forward dynamics per method and inverse dynamics, time per step."""
 
 from __future__ import annotations
 
-import os
-import platform
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import date
-from pathlib import Path
-
 import numpy as np
 
+from estimator.benchmarks import CONFIGS, Timing, time_per_step
 from estimator.dynamics.forward import METHODS, ForwardOptions, consistent_initial_state, integrate
 from estimator.dynamics.inverse import inverse_dynamics
 from estimator.mechanism_file import load_mechanism
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs" / "mechanisms"
 FORWARD_CASES = {"four-bar": "fourbar.yaml", "pick-and-place": "pick_and_place.yaml"}
-
-
-@dataclass(frozen=True)
-class Timing:
-    """Seconds per step (or per point): median and spread over repeats."""
-
-    case: str
-    per_step: float
-    fastest: float
-    slowest: float
-    steps: int
-
-
-def time_per_step(case: str, run: Callable[[], object], steps: int, repeat: int) -> Timing:
-    """Run once to compile, then ``repeat`` timed runs of ``steps`` steps each."""
-    run()
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        samples.append((time.perf_counter() - start) / steps)
-    return Timing(case, float(np.median(samples)), min(samples), max(samples), steps)
 
 
 def forward_benchmarks(t_end: float = 5.0, dt: float = 1e-3, repeat: int = 3) -> list[Timing]:
@@ -58,11 +24,6 @@ def forward_benchmarks(t_end: float = 5.0, dt: float = 1e-3, repeat: int = 3) ->
             timings.append(time_per_step(f"{label} {method}{'' if method == 'ali3' else ' rk4'}",
                                          lambda: integrate(mech, q0, qd0, dt, steps, options), steps, repeat))
     return timings
-
-
-def machine() -> str:
-    """One line naming the machine and the date, to go with every reported figure."""
-    return f"{platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}, {date.today()}"
 
 
 def inverse_benchmarks(repeat: int = 3) -> list[Timing]:
