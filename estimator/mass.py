@@ -51,7 +51,7 @@ def assemble_mass_matrix(bodies: tuple[Body, ...], point_z: np.ndarray, n: int) 
     for body in bodies:
         idx = body_z_indices(body, point_z)
         mass[np.ix_(idx, idx)] += body_mass_matrix(body)
-    return mass[:n, :n]
+    return np.ascontiguousarray(mass[:n, :n])
 
 
 def assemble_gravity_force(bodies: tuple[Body, ...], point_z: np.ndarray, gravity: np.ndarray, size: int) -> np.ndarray:

@@ -25,12 +25,13 @@ from estimator.linalg import solve
 
 @njit(cache=True)
 def _tangent(ar, q, qd, h, penalty, jac, state_forces):
-    """W and f_q at (q, q̇), plus Q."""
-    force, dq, dqd = forces(ar, q, qd, state_forces)
-    weight = ar.mass.copy()
+    """W and f_q at (q, q̇), plus Q (constant, and W = M, without state-dependent forces)."""
     if state_forces:
-        weight -= 0.5 * h * dqd + 0.25 * h * h * dq
-    return weight, weight + 0.25 * h * h * penalty * (jac.T @ jac), force
+        force, dq, dqd = forces(ar, q, qd, True)
+        weight = ar.mass - 0.5 * h * dqd - 0.25 * h * h * dq
+    else:
+        force, weight = ar.q_force, ar.mass
+    return weight, weight + (0.25 * h * h * penalty) * (jac.T @ jac), force
 
 
 @njit(cache=True)

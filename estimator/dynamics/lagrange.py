@@ -62,7 +62,7 @@ def simulate(ar, q0, qd0, h, steps, a, b, omega, xi, projection, tol):
     context = (ar, omega, xi)
     for k in range(steps + 1):
         if k > 0:
-            y = _rk_step(y, h, a, b, context)
+            y = _rk_step(y, np.concatenate((y[n:], qdds[k - 1])), h, a, b, context)
             if projection:
                 q, qd = project(ar, y[:n], y[n:], tol, 10)
                 y = np.concatenate((q, qd))

@@ -56,16 +56,19 @@ def accelerations(ar, q, zd, indep, dep):
     """q̇, q̈ and z̈ at (q, ż) from Rᵀ M R z̈ = Rᵀ (Q − M S)."""
     _, jac = constraints(ar, q)
     jac_d = np.ascontiguousarray(jac[:, dep])
+    jac_dt = np.ascontiguousarray(jac_d.T)
+    normal = jac_dt @ jac_d  # Φq[:, D] has full column rank: R and S come from its normal equations
     r = np.zeros((q.shape[0], indep.shape[0]))
     for j in range(indep.shape[0]):
         r[indep[j], j] = 1.0
-        r[dep, j] = -_dependent_solve(jac_d, np.ascontiguousarray(jac[:, indep[j]]))
+        r[dep, j] = -solve(normal, jac_dt @ np.ascontiguousarray(jac[:, indep[j]]))
     qd = r @ zd
     _, _, gamma = constraint_rates(ar, q, qd)
     s = np.zeros(q.shape[0])
-    s[dep] = _dependent_solve(jac_d, gamma)
+    s[dep] = solve(normal, jac_dt @ gamma)
     force, _, _ = forces(ar, q, qd, False)
-    zdd = solve(r.T @ ar.mass @ r, r.T @ (force - ar.mass @ s))
+    rt = np.ascontiguousarray(r.T)
+    zdd = solve(rt @ ar.mass @ r, rt @ (force - ar.mass @ s))
     return qd, r @ zdd + s, zdd
 
 
@@ -88,14 +91,16 @@ def simulate(ar, q0, qd0, h, steps, a, b, tol, rank_tol):
     n = q0.shape[0]
     qs, qds, qdds = np.zeros((steps + 1, n)), np.zeros((steps + 1, n)), np.zeros((steps + 1, n))
     q, qd = q0.copy(), qd0.copy()
-    for k in range(steps + 1):
+    indep, dep = split(ar, q, rank_tol)
+    _, qdd, _ = accelerations(ar, q, qd[indep], indep, dep)
+    qs[0], qds[0], qdds[0] = q, qd, qdd
+    for k in range(1, steps + 1):
         indep, dep = split(ar, q, rank_tol)
-        if k > 0:
-            work = q.copy()
-            y = _rk_step(np.concatenate((q[indep], qd[indep])), h, a, b, (ar, work, indep, dep, tol))
-            q = positions(ar, work, y[:indep.shape[0]], indep, dep, tol, 20)
-            qd, qdd, _ = accelerations(ar, q, y[indep.shape[0]:], indep, dep)
-        else:
-            _, qdd, _ = accelerations(ar, q, qd[indep], indep, dep)
+        f = indep.shape[0]
+        work = q.copy()
+        y = _rk_step(np.concatenate((q[indep], qd[indep])), np.concatenate((qd[indep], qdd[indep])), h, a, b,
+                     (ar, work, indep, dep, tol))
+        q = positions(ar, work, y[:f], indep, dep, tol, 20)
+        qd, qdd, _ = accelerations(ar, q, y[f:], indep, dep)
         qs[k], qds[k], qdds[k] = q, qd, qdd
     return qs, qds, qdds
