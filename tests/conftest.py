@@ -42,3 +42,14 @@ def write_yaml(tmp_path: Path) -> Callable[..., Path]:
         return path
 
     return write
+
+
+def cli_exit_code(argv: list[str]) -> int:
+    """``mbstate ARGV``'s exit code: main's return value, or the code of the SystemExit that argparse
+    raises for a bad argument."""
+    from estimator.cli import main
+
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return int(exc.code)

@@ -6,8 +6,8 @@ import argparse
 
 import numpy as np
 
+from estimator.cli.arguments import assignments
 from estimator.dynamics.statics import solve_statics
-from estimator.errors import MbstateError
 from estimator.mechanism_file import load_mechanism
 from estimator.timeseries import Trajectory, write_csv
 
@@ -19,30 +19,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Find the static equilibrium of MECH under gravity, springs and loads by Newton-Raphson "
                     "from the file's coordinates, and tell whether it is a stable minimum.")
     parser.add_argument("mechanism", metavar="MECH.yaml", help="mechanism file")
-    parser.add_argument("--hold", default="", metavar="NAME=VALUE[,...]",
+    parser.add_argument("--hold", type=assignments, default={}, metavar="NAME=VALUE[,...]",
                         help="coordinates held at VALUE [m or rad]; their holding forces are reported")
     parser.add_argument("--out", metavar="OUT.csv", help="write q, Q.<held> and lambda as a one-row CSV")
     parser.set_defaults(run=run)
 
 
-def parse_hold(text: str) -> dict[str, float]:
-    """``NAME=VALUE,...`` into a mapping; MbstateError naming the bad item."""
-    hold: dict[str, float] = {}
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        name, sep, value = item.partition("=")
-        try:
-            if not sep or not name.strip():
-                raise ValueError
-            hold[name.strip()] = float(value)
-        except ValueError:
-            raise MbstateError(f"--hold: expected NAME=VALUE, got {item!r}") from None
-    return hold
-
-
 def run(args: argparse.Namespace) -> int:
     """Solve, print coordinates, multipliers and the verdict; optionally write a CSV."""
     mech = load_mechanism(args.mechanism)
-    result = solve_statics(mech, parse_hold(args.hold))
+    result = solve_statics(mech, args.hold)
     print(f"equilibrium after {result.iterations} Newton iterations")
     for name, value in zip(mech.coordinate_names, result.q):
         print(f"  {name} = {value:.10g}")

@@ -5,19 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import MECHANISMS
+from conftest import MECHANISMS, cli_exit_code
 from estimator.cli import main
 from estimator.constraints import constraint_values
 from estimator.mechanism_file import load_mechanism
 from estimator.timeseries import read_csv
-
-
-def exit_code(argv: list[str]) -> int:
-    """main's return value, or the code of the SystemExit argparse raises for a bad argument."""
-    try:
-        return main(argv)
-    except SystemExit as exc:
-        return int(exc.code)
 
 
 @pytest.mark.parametrize("method", ["ali3", "lagrange", "rmatrix"])
@@ -56,7 +48,7 @@ def test_gravity_override_changes_the_motion(tmp_path):
     (["--t-end", "1", "--dt", "0.001", "--velocity", "nope=1"], "--velocity: unknown coordinate 'nope'"),
 ])
 def test_forward_argument_errors(tmp_path, capsys, args, message):
-    assert exit_code(["forward", str(MECHANISMS / "fourbar_crank.yaml"), *args, "--out", str(tmp_path / "x.csv")]) == 2
+    assert cli_exit_code(["forward", str(MECHANISMS / "fourbar_crank.yaml"), *args, "--out", str(tmp_path / "x.csv")]) == 2
     error = capsys.readouterr().err.strip()
     assert message in error and len(error.splitlines()) == 1
 

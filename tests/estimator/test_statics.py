@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import yaml
 
+from conftest import cli_exit_code
 from estimator.cli import main
 from estimator.dynamics.inverse import inverse_dynamics
 from estimator.dynamics.statics import (HELD, STABLE, UNSTABLE, EquilibriumError, equilibrium_jacobian,
@@ -150,7 +151,7 @@ def test_cli_prints_verdict_and_writes_csv(tmp_path, capsys):
     ],
 )
 def test_cli_errors_are_one_line_with_exit_code_2(capsys, hold, problem):
-    assert main(["statics", str(FOUR_BAR), "--hold", hold]) == 2
+    assert cli_exit_code(["statics", str(FOUR_BAR), "--hold", hold]) == 2
     error = capsys.readouterr().err
     assert error.startswith("mbstate statics: error:") and problem in error and error.count("\n") == 1
 
