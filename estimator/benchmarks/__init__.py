@@ -22,13 +22,15 @@ CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "mechanisms"
 
 @dataclass(frozen=True)
 class Timing:
-    """Seconds per step (or per point): median and spread over repeats."""
+    """Seconds per step (or per point): median and spread over repeats; ``note`` for accuracy or
+    totals that go with the figure."""
 
     case: str
     per_step: float
     fastest: float
     slowest: float
     steps: int
+    note: str = ""
 
 
 def time_per_step(case: str, run: Callable[[], object], steps: int, repeat: int) -> Timing:

@@ -7,8 +7,9 @@ import json
 
 from estimator.benchmarks import machine
 from estimator.benchmarks.classical import forward_benchmarks, inverse_benchmarks
+from estimator.benchmarks.fg_inverse import fg_inverse_benchmarks
 
-SUITES = {"forward": forward_benchmarks, "inverse": inverse_benchmarks}
+SUITES = {"forward": forward_benchmarks, "inverse": inverse_benchmarks, "fg-inverse": fg_inverse_benchmarks}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -32,6 +33,6 @@ def run(args: argparse.Namespace) -> int:
     for name, timings in results.items():
         print(f"\n{name}: µs per step or point (median of {max(1, args.repeat)}, min-max)")
         for t in timings:
-            print(f"  {t.case:<32} {t.per_step * 1e6:9.2f}   ({t.fastest * 1e6:.2f}-{t.slowest * 1e6:.2f}), "
-                  f"{t.steps} steps")
+            print(f"  {t.case:<44} {t.per_step * 1e6:9.2f}   ({t.fastest * 1e6:.2f}-{t.slowest * 1e6:.2f}), "
+                  f"{t.steps} steps{'; ' + t.note if t.note else ''}")
     return 0

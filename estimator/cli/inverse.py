@@ -7,11 +7,12 @@ import argparse
 import numpy as np
 
 from estimator.drive_trajectory import load_drive_trajectory
+from estimator.dynamics.fg_inverse import DRIVE_RATES, FACTORIZATIONS, ORDERINGS, FGOptions, fg_inverse_dynamics
 from estimator.dynamics.inverse import drive_indices, inverse_dynamics
 from estimator.mechanism_file import load_mechanism
 from estimator.timeseries import write_csv
 
-METHODS = ("classical",)
+METHODS = ("classical", "fg")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -26,7 +27,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--drive", required=True, metavar="NAME[,NAME...]",
                         help="driven coordinate names, in the order of the trajectory's columns")
     parser.add_argument("--out", required=True, metavar="OUT.csv", help="output CSV")
-    parser.add_argument("--method", choices=METHODS, default="classical", help="formulation (default: classical)")
+    parser.add_argument("--method", choices=METHODS, default="classical",
+                        help="classical (per time point) or fg (factor graph, batch; default: classical)")
+    add_graph_options(parser)
     parser.set_defaults(run=run)
 
 
@@ -36,7 +39,10 @@ def run(args: argparse.Namespace) -> int:
     drives = [name.strip() for name in args.drive.split(",")]
     drive_indices(mech, drives)
     samples = load_drive_trajectory(args.trajectory, len(drives))
-    result = inverse_dynamics(mech, drives, samples.t, *samples.derivatives())
+    if args.method == "fg":
+        result = fg_inverse_dynamics(mech, drives, samples.t, *samples.derivatives(), graph_options(args))
+    else:
+        result = inverse_dynamics(mech, drives, samples.t, *samples.derivatives())
     write_csv(args.out, result.trajectory)
     print(f"{len(samples.t)} points, t = {samples.t[0]:g} .. {samples.t[-1]:g} s, "
           f"{1e3 * result.seconds_per_point:.3f} ms per point ({args.method})")
@@ -44,3 +50,25 @@ def run(args: argparse.Namespace) -> int:
         print(f"  Q.{name}: min {np.min(force):.6g}, max {np.max(force):.6g}")
     print(f"written: {args.out}")
     return 0
+
+
+def add_graph_options(parser: argparse.ArgumentParser, defaults: FGOptions = FGOptions(),
+                      drive_rates: bool = True) -> None:
+    """Factor-graph settings (estimator.dynamics.fg_inverse.FGOptions), shared with ``hybrid``
+    (which always has priors on the drive rates and integrators: no ``--drive-rates``)."""
+    group = parser.add_argument_group("factor graph")
+    parser.set_defaults(drive_rates=defaults.drive_rates)
+    if drive_rates:
+        group.add_argument("--drive-rates", choices=DRIVE_RATES, default=defaults.drive_rates,
+                           help="(--method fg) prior: priors on the drives' velocities and accelerations from "
+                                "the fitted samples; integrators: trapezoidal integrators instead (the paper's "
+                                f"graph; needs QR) (default: {defaults.drive_rates})")
+    group.add_argument("--ordering", choices=tuple(ORDERINGS), default=defaults.ordering,
+                       help=f"elimination order (default: {defaults.ordering})")
+    group.add_argument("--factorization", choices=FACTORIZATIONS, default=defaults.factorization,
+                       help=f"multifrontal elimination (default: {defaults.factorization})")
+
+
+def graph_options(args: argparse.Namespace) -> FGOptions:
+    """FGOptions from the parsed factor-graph arguments."""
+    return FGOptions(drive_rates=args.drive_rates, ordering=args.ordering, factorization=args.factorization)

@@ -46,7 +46,6 @@ from estimator.factors import keys
 from estimator.factors.adapter import gtsam_factor
 from estimator.factors.constraint_factors import independent_constraint_rows
 from estimator.factors.drive_factors import drive_prior, drive_prior_noise, driven_step_error, driven_step_sigmas
-from estimator.factors.dynamics_factors import actuator_selection
 from estimator.factors.integrators import trapezoidal_error
 from estimator.factors.native import native_linear_factor
 from estimator.kinematics import AssemblyError, solve_position_problem
@@ -68,6 +67,8 @@ class FGOptions:
     acceleration constraints and the priors on q̈, ``sigma_dynamics`` [N] for the equations of
     motion, ``sigma_integrator`` [m, m/s] for the trapezoidal integrators. ``ordering``: COLAMD,
     METIS or NATURAL elimination order; ``factorization``: CHOLESKY or QR multifrontal elimination.
+    Gauss-Newton stops when max |Δ| <= ``step_tolerance`` · (1 + the largest initial |value|) (one
+    relative bound for positions and forces alike: from the staged solution the update is round-off).
     """
 
     drive_rates: str = "prior"
@@ -137,11 +138,11 @@ def staged_solution(problem: DrivenProblem, t: np.ndarray, pos: np.ndarray, vel:
     return tuple(states)
 
 
-def gauss_newton(graph: gtsam.NonlinearFactorGraph, values: gtsam.Values,
-                 options: FGOptions) -> tuple[gtsam.Values, int, float]:
-    """Gauss-Newton on ``graph`` from ``values`` until max |Δ| <= step_tolerance or max_iterations;
-    returns (values, iterations, max |Δ| of the last step). The ordering is computed once (the
-    structure does not change)."""
+def gauss_newton(graph: gtsam.NonlinearFactorGraph, values: gtsam.Values, options: FGOptions,
+                 scale: float) -> tuple[gtsam.Values, int, float]:
+    """Gauss-Newton on ``graph`` from ``values`` until max |Δ| <= step_tolerance · scale or
+    max_iterations; returns (values, iterations, max |Δ| of the last step). The ordering is
+    computed once (the structure does not change)."""
     elimination = gtsam.EliminateQR if options.factorization == "QR" else None
     ordering, step = None, np.inf
     for iteration in range(1, options.max_iterations + 1):
@@ -151,10 +152,11 @@ def gauss_newton(graph: gtsam.NonlinearFactorGraph, values: gtsam.Values,
         try:
             delta = linear.optimize(ordering) if elimination is None else linear.optimize(ordering, elimination)
         except RuntimeError as exc:
-            raise MbstateError(f"factor graph: {exc}".splitlines()[0]) from None
+            reason = next((line.strip() for line in str(exc).splitlines() if line.strip()), "solver failure")
+            raise MbstateError(f"factor graph: {reason}") from None
         values = values.retract(delta)
         step = float(np.max(np.abs(delta.vector())))
-        if step <= options.step_tolerance:
+        if step <= options.step_tolerance * scale:
             return values, iteration, step
     return values, options.max_iterations, step
 
@@ -164,7 +166,7 @@ def inverse_dynamics_graph(problem: DrivenProblem, t: np.ndarray, pos: np.ndarra
     """The factor graph of the module docstring over steps 0..N−1."""
     mech, driven, rows = problem.mech, problem.driven, problem.rows
     n = mech.n
-    step_fn = partial(driven_step_error, mech, rows, actuator_selection(mech, driven))
+    step_fn = partial(driven_step_error, mech, rows, driven)
     step_noise = gtsam.noiseModel.Diagonal.Sigmas(driven_step_sigmas(
         mech, rows, options.sigma_position, options.sigma_velocity, options.sigma_dynamics,
         options.sigma_acceleration))
@@ -235,7 +237,8 @@ def fg_inverse_dynamics(mech: Mechanism, drives: Sequence[str], t: np.ndarray, p
     graph = inverse_dynamics_graph(problem, t, pos, vel, acc, options)
     values = graph_values(states, problem.rows)
     built = time.perf_counter()
-    values, iterations, step = gauss_newton(graph, values, options)
+    scale = 1.0 + max(float(np.max(np.abs(x))) for x in states)
+    values, iterations, step = gauss_newton(graph, values, options, scale)
     q, qd, qdd, lam, drive_forces = read_values(values, count, mech.m, problem.rows)
     done = time.perf_counter()
     trajectory = Trajectory(t=t, coordinate_names=mech.coordinate_names, q=q, qd=qd, qdd=qdd, lam=lam,

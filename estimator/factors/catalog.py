@@ -17,6 +17,7 @@ from estimator.factors import keys
 from estimator.factors.adapter import ErrorFunction
 from estimator.factors.constraint_factors import (acceleration_constraint_error, position_constraint_error,
                                                   velocity_constraint_error)
+from estimator.factors.drive_factors import driven_step_error
 from estimator.factors.dynamics_factors import (actuator_selection, forward_dynamics_error, inverse_dynamics_error,
                                                 multiplier_dynamics_error)
 from estimator.factors.independent_coordinates import (acceleration_link, choose_independent_coordinates,
@@ -69,5 +70,9 @@ def factor_catalog(mech: Mechanism, q_assembled: np.ndarray, dt: float) -> list[
             FactorSpec("inverse_dynamics", partial(inverse_dynamics_error, mech, selection), ("q", "v", "a", "l", "f")),
             FactorSpec("reduced_inverse_dynamics", partial(reduced_inverse_dynamics_error, ic, selection),
                        ("q", "v", "zdd", "f")),
+            # every constraint row kept (S = all) so that λ has m entries like the other λ-form factors
+            FactorSpec("driven_step", partial(driven_step_error, mech, np.arange(mech.m),
+                                              np.array([act.coordinate for act in mech.actuators])),
+                       ("q", "v", "a", "l", "f")),
         ]
     return specs

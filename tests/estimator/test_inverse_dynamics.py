@@ -132,8 +132,8 @@ def test_cli_missing_trajectory_and_unknown_method(tmp_path, capsys):
             "--out", str(tmp_path / "out.csv")]
     assert main(args) == 2 and "cannot read trajectory" in capsys.readouterr().err
     with pytest.raises(SystemExit) as info:
-        main(args + ["--method", "fg"])
-    assert info.value.code == 2 and "invalid choice: 'fg'" in capsys.readouterr().err
+        main(args + ["--method", "bogus"])
+    assert info.value.code == 2 and "invalid choice: 'bogus'" in capsys.readouterr().err
 
 
 def test_drives_must_fix_the_mechanism():
