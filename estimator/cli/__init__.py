@@ -13,7 +13,7 @@ import sys
 
 from estimator.errors import MbstateError
 
-COMMAND_MODULES = ("check", "forward", "inverse", "hybrid", "statics", "bench")
+COMMAND_MODULES = ("check", "forward", "inverse", "hybrid", "statics", "simulate", "bench")
 
 
 class ArgumentParser(argparse.ArgumentParser):

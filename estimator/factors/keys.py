@@ -13,6 +13,7 @@ F     ``f``     unknown actuator forces (torques) [N, N·m]
 Z     ``z``     independent coordinates z = q[I]
 ZD    ``y``     ż
 ZDD   ``x``     z̈
+B     ``b``     sensor biases, one variable per sensor slot and step (see :func:`B`)
 ====  ========  =========================================
 """
 
@@ -63,6 +64,17 @@ def ZD(k: int) -> int:
 def ZDD(k: int) -> int:
     """Key of z̈ at step k."""
     return gtsam.symbol("x", k)
+
+
+BIAS_SLOTS = 256  # sensors with a bias state per estimator
+
+
+def B(slot: int, k: int) -> int:
+    """Key of the bias of the sensor in ``slot`` (0 ≤ slot < BIAS_SLOTS) at step k; the symbol index
+    is k·BIAS_SLOTS + slot, so one character serves every sensor."""
+    if not 0 <= slot < BIAS_SLOTS:
+        raise MbstateError(f"bias slot must be in 0..{BIAS_SLOTS - 1}, got {slot}")
+    return gtsam.symbol("b", k * BIAS_SLOTS + slot)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,70 @@
+"""Accelerometer: 2-axis specific force at a body-fixed point, in the sensor frame [m/s²].
+
+The sensor sits at body-frame point P = (ξ, η) with its x axis at angle β from the body's x axis;
+the sensor frame turns with the body (angle φ + β). It measures the specific force
+
+    h(q, q̈) = R(β)ᵀ R(φ)ᵀ (r̈_P − g),   r̈_P = C q̈  (exact in natural coordinates),
+
+so centripetal and tangential terms are already in q̈ and q̇ is not needed. With u the body's x
+axis, R(φ)ᵀ v = P(u) v, P(u) = [[u_x, u_y], [−u_y, u_x]]/|u|, hence with v = C q̈ − g, s = P(u) v:
+
+    ∂h/∂q̈ = R(β)ᵀ P(u) C,
+    ∂h/∂q  = R(β)ᵀ ([[v_x, v_y], [v_y, −v_x]]/|u| − s uᵀ/|u|²) D   (u = D q + d0).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from estimator.model import Body, Mechanism
+from sensors.base import Jacobians, SensorModel, SensorParams, check_noise, read_common
+from sensors.geometry import axis_map, point_map, rotation
+from sensors.section import Section
+
+KIND, UNITS = "accelerometer", "m/s^2"
+
+
+@dataclass(frozen=True)
+class AccelerometerParams:
+    """Mounting: body, position (ξ, η) [m] in the body frame, angle β [rad] from the body's x axis."""
+
+    body: Body
+    position: tuple[float, float]
+    angle: float = 0.0
+
+
+class Accelerometer(SensorModel):
+    """2-axis accelerometer (see the module docstring); gravity from the mechanism."""
+
+    dimension = 2
+    variables = ("q", "a")
+
+    def __init__(self, params: SensorParams, mech: Mechanism, mount: AccelerometerParams) -> None:
+        self.params, self.mount = params, mount
+        self._point = point_map(mech, mount.body, mount.position)
+        self._axis = axis_map(mech, mount.body)
+        self._gravity = np.asarray(mech.gravity, float)
+        self._rt = rotation(mount.angle).T
+
+    @classmethod
+    def from_config(cls, section: Section, name: str, mech: Mechanism) -> Accelerometer:
+        mount = AccelerometerParams(section.body(mech, "body"), section.numbers("position", 2),
+                                    section.number("angle", 0.0))
+        params = read_common(section, KIND, name, UNITS)
+        check_noise(section, params)
+        return cls(params, mech, mount)
+
+    def measurement(self, q: np.ndarray, qdd: np.ndarray, jac: bool = True) -> tuple[np.ndarray, Jacobians | None]:
+        """h = R(β)ᵀ R(φ)ᵀ (r̈_P − g) [m/s²]; Jacobians wrt (q, q̈)."""
+        u = self._axis(q)
+        v = self._point.rate(qdd) - self._gravity
+        norm = np.sqrt(u @ u)
+        p = np.array([[u[0], u[1]], [-u[1], u[0]]]) / norm
+        s = p @ v
+        value = self._rt @ s
+        if not jac:
+            return value, None
+        d_u = np.array([[v[0], v[1]], [v[1], -v[0]]]) / norm - np.outer(s, u) / (norm * norm)
+        return value, [self._rt @ d_u @ self._axis.matrix, self._rt @ p @ self._point.matrix]

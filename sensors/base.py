@@ -1,0 +1,231 @@
+"""What every sensor kind shares: parameters, the state it reads, the protocol and the factor.
+
+A sensor kind (gyroscope, accelerometer, encoder, load cell) is one class built from its config
+section and the mechanism. Its measurement function h reads the state blocks named in
+``variables`` — ``q``, ``v`` (q̇), ``a`` (q̈), ``l`` (λ), ``f`` (actuator forces), as in
+estimator.factors.catalog — and returns h and ∂h/∂block analytically. With a bias state the sensor
+also reads its own bias variable ``b`` (key ``B(slot, k)``) and h becomes h + b.
+
+Observation factor of a reading z at step k:  e = h(x_k) − z  (wrapped to (−π, π] for rotary
+encoders), Gaussian with the per-sample σ of the datasheet noise (or the reading's ``cov``),
+optionally under a robust loss (Huber, Cauchy) against outliers. Bias between steps k0 < k1:
+b_{k1} − b_{k0} ~ N(0, K² (t1 − t0)) (random walk of density K); first bias: N(0, σ_b²).
+
+Noise conventions (datasheet / Allan variance, as IMU calibration tools such as Kalibr state them):
+white-noise density N [unit/√Hz] gives the per-sample σ = N √rate; the bias random walk K
+[unit/s/√Hz] gives the per-sample bias increment σ = K / √rate; a quantum Δ adds Δ²/12 to the
+variance (rounding to the nearest step).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import gtsam
+import numpy as np
+
+from estimator.factors import keys
+from estimator.factors.adapter import gtsam_factor
+from sensors.section import Section
+
+Jacobians = list[np.ndarray]
+BLOCK_KEYS: dict[str, Callable[[int], int]] = {"q": keys.Q, "v": keys.V, "a": keys.A, "l": keys.L, "f": keys.F}
+LOSSES = ("huber", "cauchy")
+
+
+@dataclass(frozen=True)
+class NoiseParams:
+    """Datasheet noise of one sensor (per axis, same for every axis).
+
+    density [unit/√Hz] white noise; random_walk [unit/s/√Hz] bias random walk; bias [unit] the
+    constant turn-on bias of the virtual sensor; bias_sigma [unit] the prior σ of the estimated
+    bias; quantum [unit] resolution (0: continuous); saturation (low, high) [unit] or None; jitter
+    [s] σ of the time-stamp error.
+    """
+
+    density: float = 0.0
+    random_walk: float = 0.0
+    bias: float = 0.0
+    bias_sigma: float = 0.0
+    quantum: float = 0.0
+    saturation: tuple[float, float] | None = None
+    jitter: float = 0.0
+
+    def sample_sigma(self, rate: float) -> float:
+        """Per-sample σ of white noise and quantization: √(N² rate + Δ²/12) [unit]."""
+        return float(np.sqrt(self.density**2 * rate + self.quantum**2 / 12.0))
+
+    def bias_step_sigma(self, dt: float) -> float:
+        """σ of the bias change over dt [s]: K √dt [unit] (K / √rate per sample)."""
+        return float(self.random_walk * np.sqrt(dt))
+
+
+@dataclass(frozen=True)
+class RobustLoss:
+    """An M-estimator against outliers: ``huber`` or ``cauchy`` with threshold k (in σ units)."""
+
+    loss: str
+    k: float
+
+
+@dataclass(frozen=True)
+class SensorParams:
+    """What every sensor has: id (``name``), ``kind``, sample ``rate`` [Hz], ``noise``, optional
+    robust ``loss``, whether its bias is estimated (``bias_state``) and its ``units`` (SI, checked)."""
+
+    name: str
+    kind: str
+    rate: float
+    units: str
+    noise: NoiseParams = field(default_factory=NoiseParams)
+    loss: RobustLoss | None = None
+    bias_state: bool = False
+
+
+@dataclass(frozen=True)
+class State:
+    """The state at one instant: q, q̇, q̈ (n), λ (m), actuator forces f (in mech.actuators order)."""
+
+    t: float
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    lam: np.ndarray
+    f: np.ndarray
+
+    def block(self, kind: str) -> np.ndarray:
+        """The block named as in ``variables``."""
+        return {"q": self.q, "v": self.qd, "a": self.qdd, "l": self.lam, "f": self.f}[kind]
+
+
+class Sensor(Protocol):
+    """One sensor: built from its config section, it turns a reading into factors for its step."""
+
+    params: SensorParams
+    dimension: int
+    variables: tuple[str, ...]
+
+    def measure(self, state: State) -> np.ndarray:
+        """The ideal (noise-free, bias-free) reading in the state ``state``."""
+
+    def factors(self, value: np.ndarray, step: int, cov: np.ndarray | None = None) -> list[gtsam.NonlinearFactor]:
+        """The factors of one reading ``value`` that belongs to estimator step ``step``."""
+
+
+class SensorModel:
+    """The shared part of every kind: a subclass sets ``params``, ``dimension``, ``variables``
+    (without the bias) and implements ``measurement(*blocks, jac)``; ``wraps`` marks angles."""
+
+    params: SensorParams
+    dimension: int
+    variables: tuple[str, ...]
+    wraps: bool = False
+    slot: int = 0  # bias key slot, assigned by the sensor set
+
+    def measurement(self, *blocks: np.ndarray, jac: bool = True) -> tuple[np.ndarray, Jacobians | None]:
+        raise NotImplementedError
+
+    def measure(self, state: State) -> np.ndarray:
+        return self.measurement(*[state.block(v) for v in self.variables], jac=False)[0]
+
+    def residual(self, h: np.ndarray, z: np.ndarray) -> np.ndarray:
+        """h − z, wrapped to (−π, π] for angles."""
+        e = h - z
+        return wrap_angle(e) if self.wraps else e
+
+    def error_function(self, z: np.ndarray) -> Callable[..., tuple[np.ndarray, Jacobians | None]]:
+        """e(blocks…, [b]) = h − z (+ b) and its Jacobians, the blocks in ``keys_at`` order."""
+        z = np.asarray(z, float).reshape(self.dimension)
+        count = len(self.variables)
+
+        def error(*blocks: np.ndarray, jac: bool = True) -> tuple[np.ndarray, Jacobians | None]:
+            h, jacobians = self.measurement(*blocks[:count], jac=jac)
+            if self.params.bias_state:
+                h = h + blocks[count]
+            e = self.residual(h, z)
+            if not jac:
+                return e, None
+            if self.params.bias_state:
+                jacobians = [*jacobians, np.eye(self.dimension)]
+            return e, jacobians
+
+        return error
+
+    def keys_at(self, step: int) -> list[int]:
+        """Keys of the variables of step ``step`` (bias last)."""
+        result = [BLOCK_KEYS[v](step) for v in self.variables]
+        return result + [keys.B(self.slot, step)] if self.params.bias_state else result
+
+    def noise_model(self, cov: np.ndarray | None = None) -> gtsam.noiseModel.Base:
+        """Gaussian of the datasheet σ (or of ``cov``), under the robust loss if one is set."""
+        if cov is None:
+            base = gtsam.noiseModel.Isotropic.Sigma(self.dimension, self.params.noise.sample_sigma(self.params.rate))
+        else:
+            base = gtsam.noiseModel.Gaussian.Covariance(np.asarray(cov, float).reshape(self.dimension, -1))
+        loss = self.params.loss
+        if loss is None:
+            return base
+        estimator = (gtsam.noiseModel.mEstimator.Huber if loss.loss == "huber" else gtsam.noiseModel.mEstimator.Cauchy)
+        return gtsam.noiseModel.Robust.Create(estimator.Create(loss.k), base)
+
+    def factors(self, value: np.ndarray, step: int, cov: np.ndarray | None = None) -> list[gtsam.NonlinearFactor]:
+        return [gtsam_factor(self.noise_model(cov), self.keys_at(step), self.error_function(value))]
+
+    def bias_prior(self, step: int) -> gtsam.NonlinearFactor:
+        """b_step ~ N(0, σ_b²) (the turn-on bias is unknown, zero mean)."""
+        sigma = max(self.params.noise.bias_sigma, 1e-12)
+        return gtsam.PriorFactorVector(keys.B(self.slot, step), np.zeros(self.dimension),
+                                       gtsam.noiseModel.Isotropic.Sigma(self.dimension, sigma))
+
+    def bias_walk(self, step0: int, step1: int, dt: float) -> gtsam.NonlinearFactor:
+        """b_{step1} − b_{step0} ~ N(0, K² dt): the random walk over dt [s] (native GTSAM factor)."""
+        sigma = max(self.params.noise.bias_step_sigma(dt), 1e-12)
+        return gtsam.BetweenFactorVector(keys.B(self.slot, step0), keys.B(self.slot, step1), np.zeros(self.dimension),
+                                         gtsam.noiseModel.Isotropic.Sigma(self.dimension, sigma))
+
+    def present(self, values: np.ndarray) -> np.ndarray:
+        """How the device reports already corrupted values (encoders wrap or unwrap)."""
+        return values
+
+
+def wrap_angle(angle: np.ndarray) -> np.ndarray:
+    """Angle(s) in (−π, π] [rad]."""
+    return np.pi - np.mod(np.pi - np.asarray(angle, float), 2.0 * np.pi)
+
+
+def read_common(section: Section, kind: str, name: str, units: str) -> SensorParams:
+    """The keys every sensor has: rate, units, noise, loss, bias_state (see configs/sensors/README.md)."""
+    rate = section.number("rate", positive=True)
+    declared = section.text("units", units)
+    if declared != units:
+        raise section.error("units", f"{kind} readings are in {units}, got {declared!r}")
+    noise = section.section("noise", {})
+    saturation = None
+    if noise.has("saturation"):
+        saturation = noise.numbers("saturation", 2)
+        if saturation[0] >= saturation[1]:
+            raise noise.error("saturation", f"needs low < high, got {list(saturation)}")
+    params = NoiseParams(density=noise.number("density", 0.0, minimum=0.0),
+                         random_walk=noise.number("random_walk", 0.0, minimum=0.0),
+                         bias=noise.number("bias", 0.0), bias_sigma=noise.number("bias_sigma", 0.0, minimum=0.0),
+                         quantum=noise.number("quantum", 0.0, minimum=0.0), saturation=saturation,
+                         jitter=noise.number("jitter", 0.0, minimum=0.0))
+    noise.finish()
+    loss = None
+    if section.has("loss"):
+        spec = section.section("loss")
+        loss = RobustLoss(spec.choice("type", LOSSES), spec.number("k", positive=True))
+        spec.finish()
+    bias_state = section.flag("bias_state", False)
+    if bias_state and params.bias_sigma <= 0.0:
+        raise section.error("noise.bias_sigma", "a sensor with bias_state needs bias_sigma > 0 (the bias prior)")
+    return SensorParams(name=name, kind=kind, rate=rate, units=units, noise=params, loss=loss, bias_state=bias_state)
+
+
+def check_noise(section: Section, params: SensorParams) -> None:
+    """A factor needs σ > 0: noise.density or a quantum (counts, resolution) must be set."""
+    if params.noise.sample_sigma(params.rate) <= 0.0:
+        raise section.error("noise.density", "must be positive (or the sensor must have a resolution): "
+                                             "the factor needs a non-zero σ")

@@ -1,0 +1,86 @@
+"""Sensor configuration files: YAML mapping sensor ids to ``{kind: …, …}``, validated on load.
+
+Top-level keys: ``sensors`` (required; id → section), ``mechanism`` and ``description`` (free text
+for the reader). ``configs/sensors/README.md`` documents every key; ``configs/sensors/fourbar.yaml``
+is the fully commented example. Errors name the file and the key path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from estimator.errors import MbstateError
+from estimator.model import Mechanism
+from sensors.accelerometer import Accelerometer
+from sensors.base import SensorModel
+from sensors.encoder import Encoder
+from sensors.gyroscope import Gyroscope
+from sensors.load_cell import LoadCell
+from sensors.section import Section
+
+KINDS: dict[str, type] = {"gyroscope": Gyroscope, "accelerometer": Accelerometer, "encoder": Encoder,
+                          "load_cell": LoadCell}
+TOP_KEYS = ("sensors", "mechanism", "description")
+
+
+@dataclass(frozen=True)
+class SensorSet:
+    """The sensors of one configuration, in file order; ``document`` is the parsed YAML."""
+
+    source: str
+    sensors: tuple[SensorModel, ...]
+    document: dict[str, Any]
+
+    def __getitem__(self, name: str) -> SensorModel:
+        for sensor in self.sensors:
+            if sensor.params.name == name:
+                return sensor
+        raise KeyError(name)
+
+    def dimensions(self) -> dict[str, int]:
+        """id → length of its value (what the message validation needs)."""
+        return {s.params.name: s.dimension for s in self.sensors}
+
+
+def build_sensors(document: Any, mech: Mechanism, source: str) -> SensorSet:
+    """Sensors from a parsed configuration; MbstateError naming the key for any problem."""
+    top = Section(source, "(top)", document)
+    entries = top.raw("sensors")
+    if not isinstance(entries, dict) or not entries:
+        raise top.error("sensors", "must map sensor ids to their sections (at least one)")
+    for key in ("mechanism", "description"):
+        if top.has(key):
+            top.text(key)
+    top.finish()
+    sensors = []
+    slot = 0
+    for name, data in entries.items():
+        if not isinstance(name, str) or not name.strip():
+            raise MbstateError(f"{source}: sensors: a sensor id must be non-empty text, got {name!r}")
+        section = Section(source, f"sensors.{name}", data)
+        kind = section.choice("kind", tuple(KINDS))
+        sensor = KINDS[kind].from_config(section, name, mech)
+        section.finish()
+        if sensor.params.bias_state:
+            sensor.slot, slot = slot, slot + 1
+        sensors.append(sensor)
+    return SensorSet(source=source, sensors=tuple(sensors), document=document)
+
+
+def load_sensors(path: str | Path, mech: Mechanism) -> SensorSet:
+    """Read and validate a sensor file for ``mech``."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise MbstateError(f"{path}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise MbstateError(f"{path}: not a text file") from None
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise MbstateError(f"{path}: invalid YAML ({str(exc).splitlines()[0]})") from None
+    return build_sensors(document, mech, str(path))

@@ -1,0 +1,113 @@
+"""A validating reader of one YAML map of the sensor configuration.
+
+Every accessor names the full key path in its error (``fourbar.yaml: sensors.coupler_gyro.rate:
+must be a positive number``) and the reader rejects keys it was never asked for, so a typo is an
+error instead of a silently ignored setting.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from estimator.errors import MbstateError
+from estimator.model import Body, Mechanism
+
+
+class Section:
+    """The map found at ``where`` in ``source``; accessors take a key and mark it as used."""
+
+    def __init__(self, source: str, where: str, data: Any) -> None:
+        if not isinstance(data, dict):
+            raise MbstateError(f"{source}: {where}: expected a map, got {type(data).__name__}")
+        self.source, self.where, self.data = source, where, data
+        self._used: set[str] = set()
+
+    def error(self, key: str, problem: str) -> MbstateError:
+        """An error naming the file, the key path and the problem."""
+        return MbstateError(f"{self.source}: {self.where}.{key}: {problem}")
+
+    def has(self, key: str) -> bool:
+        return key in self.data
+
+    def raw(self, key: str, default: Any = None) -> Any:
+        """The value as written (``default`` when absent)."""
+        self._used.add(key)
+        return self.data.get(key, default)
+
+    def text(self, key: str, default: str | None = None) -> str:
+        value = self.raw(key, default)
+        if not isinstance(value, str) or not value:
+            raise self.error(key, "required text" if value is None else f"must be text, got {value!r}")
+        return value
+
+    def number(self, key: str, default: float | None = None, minimum: float | None = None,
+               positive: bool = False) -> float:
+        """A finite number; ``positive``: > 0; ``minimum``: ≥ minimum."""
+        value = self.raw(key, default)
+        if value is None:
+            raise self.error(key, "required")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise self.error(key, f"must be a finite number, got {value!r}")
+        if positive and value <= 0.0:
+            raise self.error(key, f"must be a positive number, got {value!r}")
+        if minimum is not None and value < minimum:
+            raise self.error(key, f"must be at least {minimum:g}, got {value!r}")
+        return float(value)
+
+    def numbers(self, key: str, size: int, default: tuple[float, ...] | None = None) -> tuple[float, ...]:
+        """A list of ``size`` finite numbers."""
+        value = self.raw(key, default)
+        if value is None:
+            raise self.error(key, "required")
+        if (not isinstance(value, (list, tuple)) or len(value) != size
+                or any(isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)
+                       for v in value)):
+            raise self.error(key, f"must be a list of {size} finite numbers, got {value!r}")
+        return tuple(float(v) for v in value)
+
+    def flag(self, key: str, default: bool) -> bool:
+        value = self.raw(key, default)
+        if not isinstance(value, bool):
+            raise self.error(key, f"must be true or false, got {value!r}")
+        return value
+
+    def choice(self, key: str, choices: tuple[str, ...], default: str | None = None) -> str:
+        value = self.raw(key, default)
+        if value not in choices:
+            raise self.error(key, f"must be one of {', '.join(choices)}, got {value!r}")
+        return value
+
+    def section(self, key: str, default: dict | None = None) -> Section:
+        """The nested map at ``key``."""
+        value = self.raw(key, default)
+        if value is None:
+            raise self.error(key, "required")
+        return Section(self.source, f"{self.where}.{key}", value)
+
+    def body(self, mech: Mechanism, key: str) -> Body:
+        """A body of ``mech`` given by name or index."""
+        value = self.raw(key)
+        names = [b.name for b in mech.bodies]
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(names):
+            return mech.bodies[value]
+        if isinstance(value, str) and value in names:
+            return mech.bodies[names.index(value)]
+        raise self.error(key, f"unknown body {value!r} (known: {', '.join(names)})")
+
+    def point(self, mech: Mechanism, key: str) -> int:
+        """A point index of ``mech`` (by index or name)."""
+        value = self.raw(key)
+        count = len(mech.point_names)
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < count:
+            return value
+        if isinstance(value, str) and value in mech.point_names:
+            return mech.point_names.index(value)
+        raise self.error(key, f"unknown point {value!r} (points are 0..{count - 1} or a point name)")
+
+    def finish(self) -> None:
+        """Reject keys nobody asked for."""
+        unknown = sorted(set(map(str, self.data)) - self._used)
+        if unknown:
+            raise MbstateError(f"{self.source}: {self.where}: unknown key{'s' if len(unknown) > 1 else ''} "
+                               f"{', '.join(unknown)}")

@@ -1,0 +1,94 @@
+"""Virtual sensors: readings from a simulated trajectory with the imperfections of real devices.
+
+For a sensor of rate f the sample instants are t_k = t_0 + k/f within the trajectory; the state at
+t_k is the trajectory's nearest sample (simulate at a step that divides the sensor periods: then
+it is exact). The reading is
+
+    z_k = present(saturate(quantize(h(x(t_k)) + b_k + w_k))),   stamp_k = t_k + j_k,
+
+with white noise w_k ~ N(0, N² f) (density N), bias b_k = bias + Σ_{i≤k} ε_i, ε_i ~ N(0, K²/f)
+(random walk K, starting at the configured turn-on bias), quantization to the nearest multiple of
+Δ, clipping to the saturation range, the encoders' wrap-around (``present``) and stamp jitter
+j_k ~ N(0, σ_j²). Every random draw comes from the generator passed in (seeded by the caller).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from estimator.errors import MbstateError
+from estimator.model import Mechanism
+from estimator.timeseries import Trajectory
+from sensors.base import SensorModel, State
+from sensors.messages import Reading
+
+
+@dataclass(frozen=True)
+class Truth:
+    """Ground truth at times t (N,): q, q̇, q̈ (N, n), λ (N, m), actuator forces f (N, a)."""
+
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    lam: np.ndarray
+    f: np.ndarray
+
+    @classmethod
+    def from_trajectory(cls, mech: Mechanism, trajectory: Trajectory,
+                        actuator_forces: dict[str, np.ndarray | float] | None = None) -> Truth:
+        """From a solved trajectory; ``actuator_forces`` maps actuator names to values (constant or per
+        sample), default: the trajectory's forces on each actuator's coordinate, else zero."""
+        count = len(trajectory.t)
+        f = np.zeros((count, len(mech.actuators)))
+        for j, actuator in enumerate(mech.actuators):
+            if actuator_forces and actuator.name in actuator_forces:
+                f[:, j] = actuator_forces[actuator.name]
+            else:
+                f[:, j] = trajectory.forces.get(mech.coordinate_names[actuator.coordinate], 0.0)
+        return cls(t=np.asarray(trajectory.t, float), q=trajectory.q, qd=trajectory.qd, qdd=trajectory.qdd,
+                   lam=trajectory.lam, f=f)
+
+    def state(self, i: int) -> State:
+        return State(t=float(self.t[i]), q=self.q[i], qd=self.qd[i], qdd=self.qdd[i], lam=self.lam[i], f=self.f[i])
+
+    def sample_indices(self, rate: float) -> tuple[np.ndarray, np.ndarray]:
+        """Sample instants t_k = t_0 + k/rate within the trajectory and the nearest sample of each."""
+        t0, t1 = self.t[0], self.t[-1]
+        step = float(np.max(np.diff(self.t))) if len(self.t) > 1 else 0.0
+        if step > 1.0 / rate * (1.0 + 1e-9):
+            raise MbstateError(f"trajectory step {step:g} s is longer than the sensor period {1.0 / rate:g} s")
+        instants = t0 + np.arange(int(np.floor((t1 - t0) * rate + 1e-9)) + 1) / rate
+        right = np.clip(np.searchsorted(self.t, instants), 1, len(self.t) - 1)
+        nearest = np.where(instants - self.t[right - 1] <= self.t[right] - instants, right - 1, right)
+        return instants, nearest
+
+
+def virtual_readings(sensor: SensorModel, truth: Truth, rng: np.random.Generator) -> list[Reading]:
+    """The readings of one sensor along ``truth`` (see the module docstring), in sample order."""
+    params, noise = sensor.params, sensor.params.noise
+    instants, nearest = truth.sample_indices(params.rate)
+    count = len(instants)
+    ideal = np.array([sensor.measure(truth.state(i)) for i in nearest]).reshape(count, sensor.dimension)
+    walk = rng.normal(0.0, noise.random_walk / np.sqrt(params.rate), size=ideal.shape)
+    bias = noise.bias + np.cumsum(walk, axis=0)
+    values = ideal + bias + rng.normal(0.0, noise.density * np.sqrt(params.rate), size=ideal.shape)
+    if noise.quantum > 0.0:
+        values = np.round(values / noise.quantum) * noise.quantum
+    if noise.saturation is not None:
+        values = np.clip(values, *noise.saturation)
+    values = sensor.present(values)
+    stamps = instants + rng.normal(0.0, noise.jitter, size=count)
+    return [Reading(sensor=params.name, t=float(stamps[k]), seq=k, value=values[k]) for k in range(count)]
+
+
+def simulate_readings(sensors: Sequence[SensorModel], truth: Truth, seed: int) -> list[Reading]:
+    """Readings of every sensor, merged in stamp order; sensor i draws from its own generator
+    seeded with (seed, i), so adding a sensor leaves the others' readings unchanged."""
+    readings = []
+    for index, sensor in enumerate(sensors):
+        readings += virtual_readings(sensor, truth, np.random.default_rng([seed, index]))
+    return sorted(readings, key=lambda r: r.t)
