@@ -1,21 +1,31 @@
-"""A fixed-lag smoother over time steps: GTSAM's incremental (iSAM2) or batch fixed-lag smoother
-behind one small interface, with recovery from solver failures.
+"""A fixed-lag smoother over time steps: GTSAM's incremental (iSAM2) or batch (Levenberg-Marquardt)
+fixed-lag smoother behind one small interface, with recovery from solver failures.
 
-Time stamps are step indices (floats): a lag of N_w keeps the states of steps k − N_w … k once
-step k is added (N_w + 1 states); older ones are marginalized.
+Time stamps are step indices: with a lag of N_w the states of steps k − N_w … k stay in the window
+once step k is added (N_w + 1 states); older ones are marginalized. Factors of step k may still
+involve step k − N_w − 1: GTSAM marginalizes after adding the new factors.
+
+Measured on the four-bar (stacked states, one variable per step): a window this short is always
+"mostly affected" by an update, so iSAM2 takes its batch path and re-linearizes every factor in the
+window at each step (see estimator.factors.memo). Driving ``gtsam.ISAM2`` directly with our own
+``marginalizeLeaves`` was tried and dropped: GTSAM 4.3 raised "Asking to remove variables from the
+variable index that are not unused" and once crashed the process.
 
 Recovery. GTSAM raises RuntimeError for an ill-conditioned or indeterminate linear system
-("Indeterminate linear system"), and iSAM2's marginalization can leave an inconsistent Bayes tree.
-When ``update`` raises, or returns non-finite values for the new variables, a fresh smoother is
-started from the last good estimate of every variable still in the window (a prior of standard
-deviation ``recovery_sigma`` on each) plus the new factors, and the failure is counted in
-``recoveries``. A second failure in a row is an error.
+("Indeterminate linear system"), and its fixed-lag marginalization has known bugs. When ``update``
+raises, or returns non-finite values for the new variables, a fresh smoother is started from the
+last good estimate of every variable still in the window (a prior of standard deviation
+``recovery_sigma`` on each) plus the new factors, and the failure is counted in ``recoveries``. A
+second failure in a row is an error. The restarted smoother factorizes by QR, whatever the options:
+measured on the four-bar after a forced failure, Cholesky on the normal equations of the tight
+priors (1e-9) next to the step factors (1e-10) reported an "Indeterminate linear system" at every
+following step, QR at none.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 import gtsam
 import numpy as np
@@ -23,7 +33,7 @@ import numpy as np
 from estimator.errors import MbstateError
 
 FACTORIZATIONS = ("CHOLESKY", "QR")
-ORDERINGS = ("COLAMD", "METIS", "NATURAL")
+ORDERINGS = ("COLAMD", "METIS")  # GTSAM takes NATURAL only with an explicit ordering, which a sliding window lacks
 BACKENDS = ("incremental", "batch")
 
 
@@ -31,20 +41,21 @@ BACKENDS = ("incremental", "batch")
 class SmootherOptions:
     """Solver settings.
 
-    ``lag``: steps kept behind the newest (N_w). ``backend``: ``incremental`` (iSAM2: Bayes-tree
-    updates, relinearization of variables whose update exceeds ``relinearize_threshold``, checked
-    every ``relinearize_skip`` updates, ``factorization`` CHOLESKY or QR) or ``batch`` (Levenberg-
-    Marquardt over the whole window at every step, elimination ``ordering`` COLAMD, METIS or
-    NATURAL, multifrontal ``factorization``). ``extra_iterations``: further iSAM2 updates (without
-    new factors) per step, each relinearizing where needed. ``recovery_sigma``: standard deviation
-    of the priors that pin the window when the smoother is restarted after a failure.
+    ``lag``: steps kept behind the newest (N_w). ``backend``: ``incremental`` (GTSAM's
+    IncrementalFixedLagSmoother: iSAM2, relinearizing variables whose update exceeds
+    ``relinearize_threshold``, checked every ``relinearize_skip`` updates; ``factorization`` CHOLESKY
+    or QR) or ``batch`` (BatchFixedLagSmoother: Levenberg-Marquardt over the window at every step,
+    elimination ``ordering`` COLAMD or METIS, multifrontal ``factorization``; iSAM2 picks
+    its own constrained COLAMD ordering). ``extra_iterations``: further updates without new factors
+    per step (iSAM2 relinearizes in them). ``recovery_sigma``: standard deviation of the priors that
+    pin the window when the smoother is restarted after a failure (units of each variable).
     """
 
     lag: int = 2
     backend: str = "incremental"
     factorization: str = "CHOLESKY"
     ordering: str = "COLAMD"
-    relinearize_threshold: float = 1e-6
+    relinearize_threshold: float = 1e-3
     relinearize_skip: int = 1
     extra_iterations: int = 0
     recovery_sigma: float = 1e-9
@@ -59,9 +70,12 @@ class SmootherOptions:
                 raise MbstateError(f"unknown {name} '{value}' (choose from {', '.join(allowed)})")
         if self.relinearize_skip < 1 or self.extra_iterations < 0 or not self.relinearize_threshold >= 0.0:
             raise MbstateError("need relinearize_skip >= 1, extra_iterations >= 0 and relinearize_threshold >= 0")
+        if not self.recovery_sigma > 0.0:
+            raise MbstateError(f"recovery_sigma must be positive, got {self.recovery_sigma}")
 
 
-def _new_smoother(options: SmootherOptions) -> gtsam.FixedLagSmoother:
+def new_gtsam_smoother(options: SmootherOptions) -> gtsam.FixedLagSmoother:
+    """A GTSAM fixed-lag smoother configured by ``options`` (lag in steps)."""
     if options.backend == "batch":
         params = gtsam.LevenbergMarquardtParams()
         params.setOrderingType(options.ordering)
@@ -71,7 +85,7 @@ def _new_smoother(options: SmootherOptions) -> gtsam.FixedLagSmoother:
     params.setFactorization(options.factorization)
     params.setRelinearizeThreshold(options.relinearize_threshold)
     params.relinearizeSkip = options.relinearize_skip
-    params.findUnusedFactorSlots = True
+    params.findUnusedFactorSlots = True  # else the factor list grows by the marginalized slots, step after step
     return gtsam.IncrementalFixedLagSmoother(float(options.lag), params)
 
 
@@ -81,16 +95,16 @@ class FixedLagSmoother:
     def __init__(self, options: SmootherOptions = SmootherOptions()) -> None:
         self.options = options
         self.recoveries = 0
-        self._smoother = _new_smoother(options)
+        self._smoother = new_gtsam_smoother(options)
         self._stamps: dict[int, float] = {}  # variables in the window and their steps
         self._estimate = gtsam.Values()
 
     def update(self, factors: gtsam.NonlinearFactorGraph, values: gtsam.Values,
                stamps: Mapping[int, float]) -> gtsam.Values:
-        """Add new variables (``values``, initial guesses; ``stamps`` their steps) and factors; the
-        estimate of every variable in the window. Recovers once from a solver failure (module doc)."""
+        """Add new variables (``values``: initial guesses, ``stamps``: their steps) and factors; returns
+        the estimate of every variable in the window. Recovers once from a solver failure (module doc)."""
         try:
-            estimate = self._solve(self._smoother, factors, values, stamps)
+            estimate = self._solve(self._smoother, factors, values, stamps, stamps)
         except (RuntimeError, FloatingPointError):
             estimate = self._recover(factors, values, stamps)
         self._remember(estimate, stamps)
@@ -101,12 +115,13 @@ class FixedLagSmoother:
         return self._estimate.atVector(key)
 
     def _solve(self, smoother: gtsam.FixedLagSmoother, factors: gtsam.NonlinearFactorGraph, values: gtsam.Values,
-               stamps: Mapping[int, float]) -> gtsam.Values:
+               stamps: Mapping[int, float], new: Mapping[int, float]) -> gtsam.Values:
+        """Update ``smoother``; its estimate, checked finite on the ``new`` variables."""
         smoother.update(factors, values, stamps)
         for _ in range(self.options.extra_iterations):
             smoother.update()
         estimate = smoother.calculateEstimate()
-        for key in stamps:
+        for key in new:
             if not np.all(np.isfinite(estimate.atVector(key))):
                 raise FloatingPointError(f"non-finite estimate of {gtsam.DefaultKeyFormatter(key)}")
         return estimate
@@ -115,17 +130,17 @@ class FixedLagSmoother:
                  stamps: Mapping[int, float]) -> gtsam.Values:
         """A fresh smoother: the window pinned at its last good estimate, then the new step."""
         self.recoveries += 1
-        smoother = _new_smoother(self.options)
+        smoother = new_gtsam_smoother(replace(self.options, factorization="QR"))
         graph, start = gtsam.NonlinearFactorGraph(), gtsam.Values()
         for key in self._stamps:
             value = self._estimate.atVector(key)
             start.insert(key, value)
-            graph.add(gtsam.PriorFactorVector(key, value, gtsam.noiseModel.Isotropic.Sigma(value.shape[0],
-                                                                                           self.options.recovery_sigma)))
+            graph.add(gtsam.PriorFactorVector(key, value, gtsam.noiseModel.Isotropic.Sigma(
+                value.shape[0], self.options.recovery_sigma)))
         graph.push_back(factors)
         start.insert(values)
         try:
-            estimate = self._solve(smoother, graph, start, {**self._stamps, **stamps})
+            estimate = self._solve(smoother, graph, start, {**self._stamps, **stamps}, stamps)
         except (RuntimeError, FloatingPointError) as exc:
             raise MbstateError(f"the smoother failed twice in a row, at step {max(stamps.values()):g}: {exc}") from None
         self._smoother = smoother

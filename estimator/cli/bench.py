@@ -7,9 +7,11 @@ import json
 
 from estimator.benchmarks import machine
 from estimator.benchmarks.classical import forward_benchmarks, inverse_benchmarks
+from estimator.benchmarks.fg_forward import fg_forward_benchmarks
 from estimator.benchmarks.fg_inverse import fg_inverse_benchmarks
 
-SUITES = {"forward": forward_benchmarks, "inverse": inverse_benchmarks, "fg-inverse": fg_inverse_benchmarks}
+SUITES = {"forward": forward_benchmarks, "inverse": inverse_benchmarks, "fg-forward": fg_forward_benchmarks,
+          "fg-inverse": fg_inverse_benchmarks}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -2,7 +2,8 @@
 
 Used by the shared Jacobian contract test and the linearization benchmark, and as the list of what
 exists. A variable is named by its kind (``q``, ``v``, ``a``, ``l``, ``f``, ``z``, ``zd``, ``zdd``;
-see estimator.factors.keys) with ``+`` for the next step: ``("q", "q+", "v", "v+")``.
+see estimator.factors.keys) with ``+`` for the next step and ``-`` for the previous one:
+``("q", "q+", "v-", "v", "v+")``.
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ from estimator.factors.independent_coordinates import (acceleration_link, choose
                                                        position_link, reduced_dynamics_error,
                                                        reduced_inverse_dynamics_error, velocity_link)
 from estimator.factors.integrators import euler_error, trapezoidal_error
+from estimator.factors.multistep import adams_moulton_error
 from estimator.factors.prior import prior_error
 from estimator.factors.soft_equality import soft_equality_error
+from estimator.factors.step_bundle import dependent_step_error, independent_step_error
 from estimator.model import Mechanism
 
 KEY_OF: dict[str, Callable[[int], int]] = {"q": keys.Q, "v": keys.V, "a": keys.A, "l": keys.L, "f": keys.F,
@@ -42,7 +45,7 @@ class FactorSpec:
 
     def keys(self, k: int) -> list[int]:
         """GTSAM keys of the variables when the factor belongs to step k."""
-        return [KEY_OF[v.rstrip("+")](k + v.endswith("+")) for v in self.variables]
+        return [KEY_OF[v.rstrip("+-")](k + v.count("+") - v.count("-")) for v in self.variables]
 
 
 def factor_catalog(mech: Mechanism, q_assembled: np.ndarray, dt: float) -> list[FactorSpec]:
@@ -63,6 +66,11 @@ def factor_catalog(mech: Mechanism, q_assembled: np.ndarray, dt: float) -> list[
         FactorSpec("velocity_link", velocity_link(ic), ("q", "v", "zd")),
         FactorSpec("acceleration_link", acceleration_link(ic), ("q", "v", "a", "zdd")),
         FactorSpec("reduced_dynamics", partial(reduced_dynamics_error, ic), ("q", "v", "zdd")),
+        FactorSpec("adams_moulton3", partial(adams_moulton_error, 3, dt), ("q", "q+", "v-", "v", "v+")),
+        FactorSpec("adams_moulton4_z", partial(adams_moulton_error, 4, dt, selection=ic.picker),
+                   ("q", "q+", "v--", "v-", "v", "v+")),
+        FactorSpec("dependent_step", partial(dependent_step_error, mech, np.arange(mech.m)), ("q", "v", "a", "l")),
+        FactorSpec("independent_step", partial(independent_step_error, ic), ("q", "v", "a")),
     ]
     if mech.actuators:
         selection = actuator_selection(mech)

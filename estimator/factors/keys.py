@@ -14,6 +14,7 @@ Z     ``z``     independent coordinates z = q[I]
 ZD    ``y``     ż
 ZDD   ``x``     z̈
 B     ``b``     sensor biases, one variable per sensor slot and step (see :func:`B`)
+X     ``s``     stacked state of a step, [q; q̇; q̈; λ] or [q; q̇; q̈] (estimator.factors.stacked_state)
 ====  ========  =========================================
 """
 
@@ -64,6 +65,11 @@ def ZD(k: int) -> int:
 def ZDD(k: int) -> int:
     """Key of z̈ at step k."""
     return gtsam.symbol("x", k)
+
+
+def X(k: int) -> int:
+    """Key of the stacked state of step k."""
+    return gtsam.symbol("s", k)
 
 
 BIAS_SLOTS = 256  # sensors with a bias state per estimator

@@ -44,7 +44,8 @@ EXTRAS = {
 }
 FACTORS = ("prior", "euler", "trapezoidal", "soft_equality", "position_constraint", "velocity_constraint",
            "acceleration_constraint", "multiplier_dynamics", "forward_dynamics", "position_link", "velocity_link",
-           "acceleration_link", "reduced_dynamics", "inverse_dynamics", "reduced_inverse_dynamics", "driven_step")
+           "acceleration_link", "reduced_dynamics", "adams_moulton3", "adams_moulton4_z", "dependent_step",
+           "independent_step", "inverse_dynamics", "reduced_inverse_dynamics", "driven_step")
 # Central differences with step h have truncation error O(h^2 |e'''|) and round-off O(eps |e| / h); at
 # h = 1e-6 both stay below 1e-9 relative for these smooth, O(1)-scaled functions (observed <= 3e-9).
 # The tolerance 1e-7 * (1 + max|J|) keeps a margin of 30 while any wrong or missing term (O(1)) fails.
@@ -80,6 +81,8 @@ def states(file: str, seed: int) -> dict[str, np.ndarray]:
               "zdd": rng.normal(size=dof)}
     for kind in list(values):
         values[kind + "+"] = values[kind] + 1e-2 * rng.normal(size=values[kind].shape)
+        values[kind + "-"] = values[kind] - 1e-2 * rng.normal(size=values[kind].shape)
+        values[kind + "--"] = values[kind + "-"] - 1e-2 * rng.normal(size=values[kind].shape)
     return values
 
 
