@@ -5,15 +5,9 @@ from __future__ import annotations
 
 import argparse
 
-import numpy as np
-
 from estimator.cli.arguments import assignments
-from estimator.cli.inverse import add_graph_options, graph_options
-from estimator.drive_trajectory import load_drive_trajectory
+from estimator.cli.inverse import add_graph_options, graph_options, load_drives, report
 from estimator.dynamics.fg_hybrid import HYBRID_OPTIONS, fg_hybrid_dynamics
-from estimator.dynamics.inverse import drive_indices
-from estimator.mechanism_file import load_mechanism
-from estimator.timeseries import write_csv
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -40,16 +34,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load, solve, write and print a short summary."""
-    mech = load_mechanism(args.mechanism)
-    drives = [name.strip() for name in args.drive.split(",")]
-    drive_indices(mech, drives)
-    samples = load_drive_trajectory(args.trajectory, len(drives))
+    mech, drives, samples = load_drives(args)
     result = fg_hybrid_dynamics(mech, drives, samples.t, *samples.derivatives(), initial=args.initial,
                                 rates=args.velocity, options=graph_options(args))
-    write_csv(args.out, result.trajectory)
-    print(f"{len(samples.t)} points, t = {samples.t[0]:g} .. {samples.t[-1]:g} s, "
-          f"{1e3 * result.seconds_per_point:.3f} ms per point, {result.iterations} Gauss-Newton iteration(s)")
-    for name, force in result.trajectory.forces.items():
-        print(f"  Q.{name}: min {np.min(force):.6g}, max {np.max(force):.6g}")
-    print(f"written: {args.out}")
+    report(args.out, result, samples, f"({result.iterations} Gauss-Newton iteration(s))")
     return 0

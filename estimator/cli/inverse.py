@@ -6,10 +6,11 @@ import argparse
 
 import numpy as np
 
-from estimator.drive_trajectory import load_drive_trajectory
+from estimator.drive_trajectory import DriveTrajectory, load_drive_trajectory
 from estimator.dynamics.fg_inverse import DRIVE_RATES, FACTORIZATIONS, ORDERINGS, FGOptions, fg_inverse_dynamics
-from estimator.dynamics.inverse import drive_indices, inverse_dynamics
+from estimator.dynamics.inverse import InverseDynamicsResult, drive_indices, inverse_dynamics
 from estimator.mechanism_file import load_mechanism
+from estimator.model import Mechanism
 from estimator.timeseries import write_csv
 
 METHODS = ("classical", "fg")
@@ -35,21 +36,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load, solve, write and print a short summary."""
-    mech = load_mechanism(args.mechanism)
-    drives = [name.strip() for name in args.drive.split(",")]
-    drive_indices(mech, drives)
-    samples = load_drive_trajectory(args.trajectory, len(drives))
+    mech, drives, samples = load_drives(args)
     if args.method == "fg":
         result = fg_inverse_dynamics(mech, drives, samples.t, *samples.derivatives(), graph_options(args))
     else:
         result = inverse_dynamics(mech, drives, samples.t, *samples.derivatives())
-    write_csv(args.out, result.trajectory)
+    report(args.out, result, samples, f"({args.method})")
+    return 0
+
+
+def load_drives(args: argparse.Namespace) -> tuple[Mechanism, list[str], DriveTrajectory]:
+    """The mechanism, the ``--drive`` names (checked) and the ``--trajectory`` samples."""
+    mech = load_mechanism(args.mechanism)
+    drives = [name.strip() for name in args.drive.split(",")]
+    drive_indices(mech, drives)
+    return mech, drives, load_drive_trajectory(args.trajectory, len(drives))
+
+
+def report(out: str, result: InverseDynamicsResult, samples: DriveTrajectory, detail: str) -> None:
+    """Write the CSV and print the time per point and each drive force's range."""
+    write_csv(out, result.trajectory)
     print(f"{len(samples.t)} points, t = {samples.t[0]:g} .. {samples.t[-1]:g} s, "
-          f"{1e3 * result.seconds_per_point:.3f} ms per point ({args.method})")
+          f"{1e3 * result.seconds_per_point:.3f} ms per point {detail}")
     for name, force in result.trajectory.forces.items():
         print(f"  Q.{name}: min {np.min(force):.6g}, max {np.max(force):.6g}")
-    print(f"written: {args.out}")
-    return 0
+    print(f"written: {out}")
 
 
 def add_graph_options(parser: argparse.ArgumentParser, defaults: FGOptions = FGOptions(),
