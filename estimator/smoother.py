@@ -114,6 +114,10 @@ class FixedLagSmoother:
         """Last estimate of a variable in the window."""
         return self._estimate.atVector(key)
 
+    def marginal_covariance(self, key: int) -> np.ndarray:
+        """Marginal covariance of a variable in the window (GTSAM's, from the current Bayes tree)."""
+        return self._smoother.marginalCovariance(key)
+
     def _solve(self, smoother: gtsam.FixedLagSmoother, factors: gtsam.NonlinearFactorGraph, values: gtsam.Values,
                stamps: Mapping[int, float], new: Mapping[int, float]) -> gtsam.Values:
         """Update ``smoother``; its estimate, checked finite on the ``new`` variables."""

@@ -13,7 +13,8 @@ import sys
 
 from estimator.errors import MbstateError
 
-COMMAND_MODULES = ("check", "forward", "inverse", "hybrid", "statics", "simulate", "bench")
+COMMAND_MODULES = ("demo", "run", "replay", "publish", "echo", "simulate", "check", "forward", "inverse", "hybrid",
+                   "statics", "bench")
 
 
 class ArgumentParser(argparse.ArgumentParser):

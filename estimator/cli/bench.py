@@ -9,9 +9,10 @@ from estimator.benchmarks import machine
 from estimator.benchmarks.classical import forward_benchmarks, inverse_benchmarks
 from estimator.benchmarks.fg_forward import fg_forward_benchmarks
 from estimator.benchmarks.fg_inverse import fg_inverse_benchmarks
+from estimator.benchmarks.node import node_benchmarks
 
 SUITES = {"forward": forward_benchmarks, "inverse": inverse_benchmarks, "fg-forward": fg_forward_benchmarks,
-          "fg-inverse": fg_inverse_benchmarks}
+          "fg-inverse": fg_inverse_benchmarks, "node": node_benchmarks}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -28,6 +28,7 @@ from estimator.kinematics import solve_velocity_problem
 from estimator.model import Mechanism
 from estimator.timeseries import Trajectory
 from replay.log import LogWriter
+from replay.publish import DEFAULT_ENDPOINT, publish
 from sensors.config import load_sensors
 from sensors.virtual import Truth, simulate_readings
 
@@ -59,7 +60,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="forward dynamics: initial velocities of independent coordinates")
     parser.add_argument("--method", choices=METHODS, default="ali3", help="forward dynamics method")
     parser.add_argument("--seed", type=int, default=0, help="seed of every random draw (default 0)")
-    parser.add_argument("--out", required=True, metavar="LOG", help="output log (msgpack records)")
+    parser.add_argument("--out", metavar="LOG", help="output log (msgpack records); required without --publish")
+    parser.add_argument("--publish", nargs="?", const=DEFAULT_ENDPOINT, metavar="ENDPOINT",
+                        help=f"also send the readings at real time to a node's input (default {DEFAULT_ENDPOINT})")
     parser.set_defaults(run=run)
 
 
@@ -117,6 +120,8 @@ def _inverse(mech: Mechanism, args: argparse.Namespace, dt: float) -> Truth:
 
 def run(args: argparse.Namespace) -> int:
     """Simulate, sample the sensors, write the log and print a summary."""
+    if args.out is None and args.publish is None:
+        raise MbstateError("give --out LOG, --publish [ENDPOINT] or both")
     if (args.drive is None) != (args.trajectory is None):
         raise MbstateError("--drive and --trajectory go together")
     if args.drive is not None and (args.forces or args.initial or args.velocity):
@@ -132,18 +137,29 @@ def run(args: argparse.Namespace) -> int:
               "simulation": {"dt": dt, "t_end": args.t_end, "seed": args.seed,
                              "motion": f"inverse dynamics ({args.drive})" if args.drive
                              else f"forward dynamics ({args.method})"}}
+    if args.out is not None:
+        _write_log(args.out, header, truth, readings)
+    counts = Counter(r.sensor for r in readings)
+    print(f"{len(truth.t)} truth samples, t = {truth.t[0]:g} .. {truth.t[-1]:g} s, dt = {dt:g} s")
+    for sensor in sensor_set.sensors:
+        print(f"  {sensor.params.name} ({sensor.params.kind}, {sensor.params.rate:g} Hz): "
+              f"{counts[sensor.params.name]} readings")
+    if args.out is not None:
+        print(f"written: {args.out}")
+    if args.publish is not None:
+        print(f"publishing to {args.publish} at real time ...", flush=True)
+        sent = publish([r.to_map() for r in readings], args.publish)
+        print(f"published {sent} readings")
+    return 0
+
+
+def _write_log(path: str, header: dict, truth: Truth, readings: list) -> None:
+    """Truth at every step and every reading, in time order."""
     events = [(float(t), 0, i) for i, t in enumerate(truth.t)] + [(r.t, 1, i) for i, r in enumerate(readings)]
-    with LogWriter(args.out, header) as log:
+    with LogWriter(path, header) as log:
         for _, kind, i in sorted(events):
             if kind == 0:
                 log.state("truth", truth.t[i], q=truth.q[i], qd=truth.qd[i], qdd=truth.qdd[i], lam=truth.lam[i],
                           f=truth.f[i])
             else:
                 log.reading(readings[i].to_map())
-    counts = Counter(r.sensor for r in readings)
-    print(f"{len(truth.t)} truth samples, t = {truth.t[0]:g} .. {truth.t[-1]:g} s, dt = {dt:g} s")
-    for sensor in sensor_set.sensors:
-        print(f"  {sensor.params.name} ({sensor.params.kind}, {sensor.params.rate:g} Hz): "
-              f"{counts[sensor.params.name]} readings")
-    print(f"written: {args.out}")
-    return 0

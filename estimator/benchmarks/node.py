@@ -1,0 +1,172 @@
+"""The online estimator on the four-bar: step latency, sustained input rate and accuracy.
+
+Scenario (seeded): configs/mechanisms/fourbar_crank.yaml from rest at θ = 0 under the motor torque
+τ(t) = 20 + 10 sin(3t) N·m (held over each 1 ms simulation step; Lagrange + RK4 at 1 ms), which
+swings the crank over ±3 rad and over the top; sensors of configs/sensors/fourbar.yaml (coupler gyro
+1 kHz, crank encoder 4096 counts 1 kHz, coupler accelerometer 500 Hz, rocker load cell 100 Hz,
+with their configured noise, biases, quantization and time-stamp jitter). The estimator
+(EstimatorConfig defaults: 1 kHz, lag 10, trapezoidal, unknown_forces [motor]) is fed every reading in
+stamp order through ``add`` then ``advance(stamp)``, as the node and replay do.
+
+Reported: latency per step (p50, p99, max) with the wall clock and the 1 ms budget, overruns,
+the largest input rate sustained (readings per second of wall time when fed as fast as possible),
+RMSE of the crank angle and of the motor torque against the truth (after the first 0.2 s of
+start-up transient) for the dynamics estimator and the kinematics-only one, and the cost of
+``publish_sigmas``.
+
+    python -m estimator.benchmarks.node [--t-end 5] [--seed 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import time
+from functools import cache
+
+import numpy as np
+
+from estimator.benchmarks import CONFIGS, Timing, machine
+from estimator.cli.simulate import with_actuator_forces
+from estimator.dynamics.forward import ForwardOptions, consistent_initial_state, integrate, multipliers
+from estimator.mechanism_file import load_mechanism
+from estimator.online_config import EstimatorConfig
+from estimator.online_estimator import FixedClock, OnlineEstimator, StepEstimate
+from sensors.base import wrap_angle
+from sensors.config import SensorSet, load_sensors
+from sensors.messages import Reading
+from sensors.virtual import Truth, simulate_readings
+
+SENSORS = CONFIGS.parent / "sensors" / "fourbar.yaml"
+DT = 1e-3
+TRANSIENT = 0.2  # [s] left out of the RMSE (start-up)
+
+
+def motor_torque(t: float) -> float:
+    """τ(t) [N·m] of the scenario."""
+    return 20.0 + 10.0 * np.sin(3.0 * t)
+
+
+@cache
+def scenario(t_end: float = 5.0, seed: int = 1) -> tuple:
+    """(mech, sensor set, truth, readings in stamp order)."""
+    mech = load_mechanism(CONFIGS / "fourbar_crank.yaml")
+    sensors = load_sensors(SENSORS, mech)
+    q, qd = consistent_initial_state(mech, mech.q0, np.zeros(mech.n))
+    steps = int(round(t_end / DT))
+    rows = {"q": [], "qd": [], "qdd": [], "lam": [], "f": []}
+    for k in range(steps + 1):
+        torque = motor_torque(k * DT)
+        driven = with_actuator_forces(mech, {"motor": torque})
+        qs, qds, qdds = integrate(driven, q, qd, DT, 1, ForwardOptions(method="lagrange"))
+        for key, value in zip(rows, (q, qd, qdds[0], multipliers(driven, q, qd, qdds[0]), [torque])):
+            rows[key].append(np.asarray(value, float))
+        q, qd = qs[1], qds[1]
+    truth = Truth(t=DT * np.arange(steps + 1), **{key: np.array(value) for key, value in rows.items()})
+    return mech, sensors, truth, simulate_readings(sensors.sensors, truth, seed)
+
+
+def feed(mech, sensors: SensorSet, config: EstimatorConfig, readings: list[Reading],
+         clock=time.perf_counter) -> tuple[list[StepEstimate], dict, float]:
+    """Every reading through add/advance in order; (estimates, counters, wall seconds)."""
+    estimator = OnlineEstimator(mech, sensors, config, clock)
+    estimates: list[StepEstimate] = []
+    start = time.perf_counter()
+    for reading in readings:
+        estimator.add(reading)
+        estimates += estimator.advance(reading.t)
+    return estimates, estimator.counters, time.perf_counter() - start
+
+
+def accuracy(truth: Truth, estimates: list[StepEstimate]) -> tuple[float, float]:
+    """RMSE of the crank angle [rad] and of the motor torque [N·m] after the transient."""
+    kept = [e for e in estimates if e.t >= TRANSIENT]
+    index = np.round(np.array([e.t for e in kept]) / DT).astype(int)
+    crank = wrap_angle(np.array([e.q[4] for e in kept]) - truth.q[index, 4])
+    torque = np.array([e.forces["motor"] for e in kept]) - truth.f[index, 0]
+    return float(np.sqrt(np.mean(crank**2))), float(np.sqrt(np.mean(torque**2)))
+
+
+@dataclasses.dataclass(frozen=True)
+class NodeRow:
+    """One configuration: latency [ms], overruns, sustained input rate, accuracy."""
+
+    case: str
+    p50_ms: float
+    p99_ms: float
+    max_ms: float
+    overruns: int
+    readings_per_s: float
+    crank_rmse: float
+    torque_rmse: float
+    counters: dict
+
+
+def run_case(case: str, config: EstimatorConfig, t_end: float, seed: int) -> NodeRow:
+    mech, sensors, truth, readings = scenario(t_end, seed)
+    estimates, counters, wall = feed(mech, sensors, config, readings)
+    latency = 1e3 * np.array([e.latency for e in estimates])
+    crank, torque = accuracy(truth, estimates)
+    return NodeRow(case, float(np.percentile(latency, 50)), float(np.percentile(latency, 99)), float(latency.max()),
+                   counters["overruns"], len(readings) / wall, crank, torque, counters)
+
+
+def cases() -> dict[str, EstimatorConfig]:
+    base = EstimatorConfig(unknown_forces=("motor",))
+    return {"dynamics (default)": base, "kinematics only": dataclasses.replace(base, dynamics=False),
+            "dynamics, publish_sigmas": dataclasses.replace(base, publish_sigmas=True),
+            "dynamics, lag 20": dataclasses.replace(base, lag=20),
+            "dynamics, Adams-Moulton 3": dataclasses.replace(base, integrator_order=3)}
+
+
+def deterministic(t_end: float = 1.0, seed: int = 1) -> bool:
+    """Two replays with a FixedClock give identical estimates."""
+    mech, sensors, _, readings = scenario(t_end, seed)
+    config = EstimatorConfig(unknown_forces=("motor",))
+    runs = [feed(mech, sensors, config, readings, FixedClock())[0] for _ in range(2)]
+    return all(np.array_equal(a.q, b.q) and a.forces == b.forces for a, b in zip(*runs))
+
+
+def node_benchmarks(repeat: int = 3, t_end: float = 2.0) -> list[Timing]:
+    """Latency per step (median over ``repeat`` runs of the p50; spread of the p50s) of the dynamics and
+    kinematics-only estimators, with p99, overruns, input rate and accuracy in the note."""
+    timings = []
+    for case, config in list(cases().items())[:2]:
+        rows = [run_case(case, config, t_end, 1) for _ in range(repeat)]
+        p50 = [r.p50_ms * 1e-3 for r in rows]
+        best = rows[int(np.argsort(p50)[len(p50) // 2])]
+        note = (f"p99 {best.p99_ms:.3f} ms, max {best.max_ms:.2f} ms, overruns {best.overruns}, "
+                f"{best.readings_per_s:.0f} readings/s sustained; crank RMSE {best.crank_rmse:.2e} rad, "
+                f"motor torque RMSE {best.torque_rmse:.3f} N·m")
+        timings.append(Timing(f"four-bar online estimator, {case}", float(np.median(p50)), min(p50), max(p50),
+                              best.counters["steps"], note))
+    return timings
+
+
+def format_rows(rows: list[NodeRow]) -> str:
+    lines = [f"{'case':28s} {'p50 ms':>7s} {'p99 ms':>7s} {'max ms':>7s} {'overrun':>7s} {'readings/s':>10s} "
+             f"{'crank RMSE rad':>14s} {'torque RMSE N·m':>15s}"]
+    lines += [f"{r.case:28s} {r.p50_ms:7.3f} {r.p99_ms:7.3f} {r.max_ms:7.2f} {r.overruns:7d} {r.readings_per_s:10.0f} "
+              f"{r.crank_rmse:14.2e} {r.torque_rmse:15.3f}" for r in rows]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--t-end", type=float, default=5.0, help="simulated time [s] (default 5)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the sensor noise (default 1)")
+    args = parser.parse_args(argv)
+    mech, sensors, truth, readings = scenario(args.t_end, args.seed)
+    print(f"four-bar online estimator, {args.t_end:g} s, {len(readings)} readings, seed {args.seed}; {machine()}")
+    for sensor in sensors.sensors:
+        noise = sensor.params.noise
+        print(f"  {sensor.params.name}: {sensor.params.rate:g} Hz, σ = {noise.sample_sigma(sensor.params.rate):.3g} "
+              f"{sensor.params.units}, bias {noise.bias:g}, jitter {noise.jitter:g} s")
+    print(f"  encoder quantum 2π/4096 = {2 * np.pi / 4096:.3e} rad; RMSE after the first {TRANSIENT:g} s")
+    print(format_rows([run_case(case, config, args.t_end, args.seed) for case, config in cases().items()]))
+    print(f"replay with FixedClock deterministic: {deterministic()}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,138 @@
+"""The stacked state of the online estimator and its process-model factors.
+
+x_k = [q (n); q̇ (n); q̈ (n); λ (|S|); F (a); b (nb)]: λ on an independent subset S of the
+constraint rows (dynamics only), F the unknown actuator forces (dynamics only), b the biases of the
+sensors with ``bias_state`` (each sensor's d entries, in sensor order). One variable per step keeps
+GTSAM's bookkeeping small (estimator.factors.stacked_state); F and b ride in it, so their random
+walks join the integrators in one native factor between consecutive states:
+
+    model rows of step k (one Python factor, with that step's readings, estimator.factors.observation_stack):
+      dynamics:    [Φ_S; Φq_S q̇; M q̈ + Φq_Sᵀ λ − Q − E F; Φq_S q̈ − γ_S]   (estimator.factors.step_bundle)
+      kinematics:  [Φ_S; Φq_S q̇; Φq_S q̈ − γ_S]
+    process rows between steps (native, linear; estimator.factors.native):
+      Adams-Moulton of order p on q/q̇ and q̇/q̈ over x_{k+1−p} … x_k (estimator.factors.multistep),
+      F_k − F_{k−1} ~ N(0, K_F² h),  b_k − b_{k−1} ~ N(0, K_b² h) per sensor,
+      kinematics only: q̈_k − q̈_{k−1} ~ N(0, K_j² h) (white jerk, the constant-acceleration model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+
+import gtsam
+import numpy as np
+
+from estimator.factors.constraint_factors import acceleration_constraint_terms, constraint_derivatives
+from estimator.factors.multistep import adams_moulton_error
+from estimator.factors.native import LinearRelation
+from estimator.factors.stacked_state import StateLayout, integrator_on_states
+from estimator.factors.step_bundle import dependent_step_error
+from estimator.model import Mechanism
+
+
+@dataclass(frozen=True)
+class EstimationLayout:
+    """Where each block sits in x (see the module docstring). ``rows``: S; ``forces``: indices into
+    mech.actuators of the unknown forces; ``bias``: bias size of each sensor (0 without bias state)."""
+
+    n: int
+    rows: tuple[int, ...]
+    forces: tuple[int, ...]
+    bias: tuple[int, ...]
+
+    @property
+    def lam(self) -> slice:
+        return slice(3 * self.n, 3 * self.n + len(self.rows))
+
+    @property
+    def force(self) -> slice:
+        return slice(self.lam.stop, self.lam.stop + len(self.forces))
+
+    def bias_of(self, sensor: int) -> slice:
+        """Columns of the bias of sensor number ``sensor``."""
+        start = self.force.stop + sum(self.bias[:sensor])
+        return slice(start, start + self.bias[sensor])
+
+    @property
+    def size(self) -> int:
+        return self.force.stop + sum(self.bias)
+
+    @property
+    def stacked(self) -> StateLayout:
+        """The same state as a StateLayout (extra = λ, F, b) for the integrator lifting."""
+        return StateLayout(self.n, self.size - 3 * self.n)
+
+
+def dynamics_rows(mech: Mechanism, layout: EstimationLayout, selection: np.ndarray, x: np.ndarray,
+                  jac: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+    """e = [Φ_S; Φq_S q̇; M q̈ + Φq_Sᵀ λ − Q − E F; Φq_S q̈ − γ_S] and ∂e/∂x (E = ``selection``, n x a)."""
+    n, size = layout.n, len(layout.rows)
+    force = x[layout.force]
+    error, blocks = dependent_step_error(mech, np.asarray(layout.rows), x[:n], x[n:2 * n], x[2 * n:3 * n],
+                                         x[layout.lam], jac)
+    dyn = slice(2 * size, 2 * size + n)
+    error[dyn] -= selection @ force
+    if not jac:
+        return error, None
+    jacobian = np.zeros((error.shape[0], layout.size))
+    for i, block in enumerate(blocks[:3]):
+        jacobian[:, i * n:(i + 1) * n] = block
+    jacobian[:, layout.lam] = blocks[3]
+    jacobian[dyn, layout.force] = -selection
+    return error, jacobian
+
+
+def kinematic_rows(mech: Mechanism, rows: np.ndarray, layout: EstimationLayout, x: np.ndarray,
+                   jac: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+    """e = [Φ_S; Φq_S q̇; Φq_S q̈ − γ_S] over the constraint ``rows`` S and ∂e/∂x (the state carries no λ)."""
+    n = layout.n
+    q, qd, qdd = x[:n], x[n:2 * n], x[2 * n:3 * n]
+    phi, phi_q, phi_qq = constraint_derivatives(mech, q, True)
+    acc, (acc_q, acc_qd, _) = acceleration_constraint_terms(mech, q, qd, qdd, phi_q, phi_qq)
+    phi, phi_q, acc, acc_q, acc_qd = phi[rows], phi_q[rows], acc[rows], acc_q[rows], acc_qd[rows]
+    error = np.concatenate((phi, phi_q @ qd, acc))
+    if not jac:
+        return error, None
+    size = len(rows)
+    jacobian = np.zeros((3 * size, layout.size))
+    jacobian[:size, :n] = phi_q
+    jacobian[size:2 * size, :n] = acc_qd / 2.0  # Φ̇q_S = Φqq_S·q̇
+    jacobian[size:2 * size, n:2 * n] = phi_q
+    jacobian[2 * size:, :n] = acc_q
+    jacobian[2 * size:, n:2 * n] = acc_qd
+    jacobian[2 * size:, 2 * n:3 * n] = phi_q
+    return error, jacobian
+
+
+def process_relation(layout: EstimationLayout, dt: float, order: int, integrator_sigma: float,
+                     walks: Sequence[tuple[slice, float]]) -> LinearRelation:
+    """The native factor between x_{k+1−p} … x_k: Adams-Moulton rows (σ ``integrator_sigma``) and
+    random walks x_k[s] − x_{k−1}[s] with per-step σ for each (slice s, σ) of ``walks``."""
+    integrator = integrator_on_states(layout.stacked, partial(adams_moulton_error, order, dt), order)
+    columns = [np.arange(s.start, s.stop) for s, _ in walks]
+    picked = np.concatenate(columns) if columns else np.zeros(0, int)
+    pick = np.eye(layout.size)[picked]
+
+    def error(*states: np.ndarray, jac: bool = True) -> tuple[np.ndarray, list[np.ndarray] | None]:
+        e, blocks = integrator(*states, jac=jac)
+        e = np.concatenate((e, pick @ (states[-1] - states[-2])))
+        if not jac:
+            return e, None
+        if len(picked):
+            blocks = [np.vstack((b, np.zeros((len(picked), layout.size)))) for b in blocks]
+            blocks[-2][-len(picked):] -= pick
+            blocks[-1][-len(picked):] += pick
+        return e, blocks
+
+    sigmas = np.concatenate([np.full(2 * layout.n, integrator_sigma)]
+                            + [np.full(s.stop - s.start, sigma) for s, sigma in walks])
+    return LinearRelation(gtsam.noiseModel.Diagonal.Sigmas(sigmas), [layout.size] * order, error)
+
+
+def prior_relation(layout: EstimationLayout, mean: np.ndarray, sigmas: np.ndarray) -> LinearRelation:
+    """x ~ N(mean, diag σ²) on one state (the start prior), as a native factor."""
+    identity = np.eye(layout.size)
+    return LinearRelation(gtsam.noiseModel.Diagonal.Sigmas(sigmas), [layout.size],
+                          lambda x, jac=True: (x - mean, [identity] if jac else None))

@@ -1,0 +1,189 @@
+"""Configuration of the online estimator node (``mbstate run --config FILE``), validated on load.
+
+Top-level keys: ``mechanism`` and ``sensors`` (files, relative to the configuration file),
+``estimator`` (the estimator's section, read by ``EstimatorConfig.from_section``), ``node``
+(sockets, queue, recording; :class:`NodeParams`) and ``description`` (free text).
+``configs/estimator/README.md`` documents every key; ``configs/estimator/fourbar.yaml`` is the
+fully commented example. Every error names the file and the key path and is an MbstateError.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from estimator.errors import MbstateError
+from estimator.mechanism_file import load_mechanism
+from estimator.model import Mechanism
+from sensors.config import SensorSet, load_sensors
+from sensors.section import Section
+
+TOP_KEYS = ("mechanism", "sensors", "estimator", "node", "description")
+TRANSPORTS = ("tcp://", "ipc://", "inproc://")
+START_PLACEHOLDER = "{start}"
+
+EstimatorConfigReader = Callable[[Section, Mechanism], Any]
+
+
+@dataclass(frozen=True)
+class LogParams:
+    """Recording. ``path``: the log file (relative to the working directory; ``{start}`` is replaced
+    by the start time, UTC, ``20250101T120000Z``; None: no recording). ``flush_records`` /
+    ``flush_seconds``: flush after that many records or that long [s], whichever comes first (what
+    a crash can lose). ``record_estimates``: also record every estimate."""
+
+    path: str | None = None
+    flush_records: int = 100
+    flush_seconds: float = 0.1
+    record_estimates: bool = True
+
+    def resolved_path(self, now: datetime.datetime | None = None) -> Path | None:
+        """The log path with ``{start}`` filled in (None when recording is off)."""
+        if self.path is None:
+            return None
+        now = now or datetime.datetime.now(datetime.timezone.utc)
+        return Path(self.path.replace(START_PLACEHOLDER, now.strftime("%Y%m%dT%H%M%SZ")))
+
+
+@dataclass(frozen=True)
+class NodeParams:
+    """Runtime of the node.
+
+    ``sub`` / ``pub`` / ``control``: endpoints the node binds for sensor input (SUB), estimates and
+    status (PUB) and commands (REP); ``tcp://HOST:*`` picks a free port. ``queue``: input high-water
+    mark [messages] (ZMQ_RCVHWM: beyond it ZeroMQ drops, visible as sequence gaps).
+    ``drain``: messages handled per loop iteration before control and status get their turn.
+    ``max_message_bytes``: ZMQ_MAXMSGSIZE (a peer sending more is disconnected by ZeroMQ; counted as
+    a disconnect). ``max_future_s``: a reading stamped later than the newest accepted stamp plus
+    this [s] is dropped. ``status_period_s``: status message period [s, wall clock].
+    ``log_interval_s``: at most one log line per problem kind per interval [s].
+    """
+
+    sub: str = "tcp://127.0.0.1:5555"
+    pub: str = "tcp://127.0.0.1:5556"
+    control: str = "tcp://127.0.0.1:5557"
+    queue: int = 10_000
+    drain: int = 100
+    max_message_bytes: int = 65_536
+    max_future_s: float = 1.0
+    status_period_s: float = 1.0
+    log_interval_s: float = 5.0
+    log: LogParams = field(default_factory=LogParams)
+
+
+@dataclass(frozen=True)
+class NodeConfig:
+    """Everything the node needs, loaded and validated: model, sensors, estimator and node settings."""
+
+    source: str
+    mechanism_path: Path
+    sensors_path: Path
+    mech: Mechanism
+    sensors: SensorSet
+    estimator: Any  # estimator.online_config.EstimatorConfig
+    node: NodeParams
+
+
+def _count(section: Section, key: str, default: int, minimum: int = 1) -> int:
+    value = section.raw(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise section.error(key, f"must be an integer >= {minimum}, got {value!r}")
+    return value
+
+
+def _endpoint(section: Section, key: str, default: str) -> str:
+    value = section.text(key, default)
+    if not value.startswith(TRANSPORTS):
+        raise section.error(key, f"must be a ZeroMQ endpoint ({', '.join(TRANSPORTS)}...), got {value!r}")
+    return value
+
+
+def _log_params(section: Section) -> LogParams:
+    default = LogParams()
+    path = section.raw("path", default.path)
+    if path is not None and (not isinstance(path, str) or not path.strip()):
+        raise section.error("path", f"must be a file name or null (no recording), got {path!r}")
+    params = LogParams(path=path,
+                       flush_records=_count(section, "flush_records", default.flush_records),
+                       flush_seconds=section.number("flush_seconds", default.flush_seconds, positive=True),
+                       record_estimates=section.flag("record_estimates", default.record_estimates))
+    section.finish()
+    return params
+
+
+def node_params(section: Section) -> NodeParams:
+    """The ``node:`` section (every key optional; defaults of :class:`NodeParams`)."""
+    default = NodeParams()
+    params = NodeParams(
+        sub=_endpoint(section, "sub", default.sub),
+        pub=_endpoint(section, "pub", default.pub),
+        control=_endpoint(section, "control", default.control),
+        queue=_count(section, "queue", default.queue),
+        drain=_count(section, "drain", default.drain),
+        max_message_bytes=_count(section, "max_message_bytes", default.max_message_bytes, minimum=64),
+        max_future_s=section.number("max_future_s", default.max_future_s, positive=True),
+        status_period_s=section.number("status_period_s", default.status_period_s, positive=True),
+        log_interval_s=section.number("log_interval_s", default.log_interval_s, minimum=0.0),
+        log=_log_params(section.section("log", {})))
+    endpoints = [params.sub, params.pub, params.control]
+    if len(set(endpoints)) != len(endpoints) and not any(e.endswith(":*") for e in endpoints):
+        raise section.error("sub", "the sub, pub and control endpoints must differ")
+    section.finish()
+    return params
+
+
+def _default_estimator_config() -> EstimatorConfigReader:
+    from estimator.online_config import EstimatorConfig
+
+    return EstimatorConfig.from_section
+
+
+def _file(top: Section, key: str, base: Path, override: str | Path | None) -> Path:
+    if override is not None:
+        top.raw(key)
+        return Path(override)
+    path = base / top.text(key)
+    if not path.is_file():
+        raise top.error(key, f"file not found: {path}")
+    return path
+
+
+def load_node_config(path: str | Path, estimator_config: EstimatorConfigReader | None = None,
+                     mechanism: str | Path | None = None, sensors: str | Path | None = None) -> NodeConfig:
+    """Read and validate a node configuration.
+
+    ``estimator_config`` reads the ``estimator:`` section (default: EstimatorConfig.from_section);
+    ``mechanism`` / ``sensors`` replace the files the configuration names (the demo uses its
+    packaged copies).
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise MbstateError(f"{path}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise MbstateError(f"{path}: not a text file") from None
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise MbstateError(f"{path}: invalid YAML ({str(exc).splitlines()[0]})") from None
+    source, base = str(path), Path(path).parent
+    top = Section(source, "(top)", document)
+    mechanism_path = _file(top, "mechanism", base, mechanism)
+    sensors_path = _file(top, "sensors", base, sensors)
+    if top.has("description"):
+        top.text("description")
+    mech = load_mechanism(mechanism_path)
+    sensor_set = load_sensors(sensors_path, mech)
+    reader = estimator_config or _default_estimator_config()
+    estimator_section = Section(source, "estimator", top.raw("estimator", {}))
+    estimator = reader(estimator_section, mech)
+    estimator_section.finish()
+    node = node_params(Section(source, "node", top.raw("node", {})))
+    top.finish()
+    return NodeConfig(source=source, mechanism_path=mechanism_path, sensors_path=sensors_path, mech=mech,
+                      sensors=sensor_set, estimator=estimator, node=node)

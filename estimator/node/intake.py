@@ -1,0 +1,187 @@
+"""The per-message path shared by the live node and replay: validate, record, admit, estimate.
+
+For each message received (bytes off the socket, or a map read back from a log):
+
+1. unpack msgpack (failure: malformed ``undecodable``);
+2. record it, verbatim and before anything else, as a ``reading`` record of the log (every message
+   that unpacks to a map, valid or not, so that replaying the log reproduces the counters; bytes
+   that are not a msgpack map cannot be replayed and are only counted);
+3. validate it (sensors.messages.validate with the sensor set's dimensions; failure: malformed
+   ``unknown_sensor`` or ``invalid`` — types, shapes, NaN / inf, unknown keys);
+4. admit it: per sensor the stamp must increase (else dropped ``backwards``), and it must not lie
+   more than ``max_future_s`` after the newest accepted stamp (else dropped ``future``); sequence
+   numbers only reveal gaps (readings lost upstream or by the input queue), a restart is allowed;
+5. ``estimator.add(reading)`` (``late``: outside the window; ``ignored``: dropped ``ignored``);
+6. ``estimator.advance(newest accepted stamp)``: every estimate returned is timed (overruns: latency
+   over the budget), recorded (``estimate`` record) and returned for publishing.
+
+Replay feeds the log's reading maps to :meth:`Intake.handle`, the node feeds socket bytes to
+:meth:`Intake.receive`, which unpacks and calls the same method: identical input, identical calls
+to the estimator. Problems are logged through ``logging`` at most once per kind per interval.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from estimator.node.config import NodeConfig
+from estimator.node.publishing import UNPACK_ERRORS, estimate_message, unpack
+from estimator.node.stats import LatencyWindow, NodeCounters, SensorTrack
+from replay.log import LogWriter
+from sensors.messages import MessageError, Reading, validate
+
+LOGGER = logging.getLogger("mbstate.node")
+
+
+class Throttle:
+    """Log lines rate-limited per kind: the first at once, then at most one per ``interval`` [s]
+    saying how many were suppressed (wall clock; it never changes what the node computes)."""
+
+    def __init__(self, interval: float, logger: logging.Logger = LOGGER,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.interval, self.logger, self.clock = interval, logger, clock
+        self._last: dict[str, float] = {}
+        self._suppressed: dict[str, int] = {}
+
+    def warn(self, kind: str, text: str, level: int = logging.WARNING) -> None:
+        now = self.clock()
+        if kind in self._last and now - self._last[kind] < self.interval:
+            self._suppressed[kind] = self._suppressed.get(kind, 0) + 1
+            return
+        more = self._suppressed.pop(kind, 0)
+        self._last[kind] = now
+        self.logger.log(level, "%s: %s%s", kind, text, f" (and {more} more since the last report)" if more else "")
+
+
+class Intake:
+    """Owns the estimator's input side and the statistics of one run (see the module docstring).
+
+    ``estimator`` follows estimator.online_estimator.OnlineEstimator (add, advance, reset,
+    counters, started); ``budget_s``: step latency budget [s]; ``log``: where messages and
+    (``record_estimates``) estimates are recorded, or None. An ``estimate`` record is the estimate
+    message without ``type``, plus ``f``: the forces of ``actuators`` in that order (nan if absent),
+    so it has the keys of a ``truth`` record.
+    """
+
+    def __init__(self, estimator: Any, dimensions: Mapping[str, int], max_future_s: float, budget_s: float,
+                 log: LogWriter | None = None, record_estimates: bool = True, actuators: tuple[str, ...] = (),
+                 throttle: Throttle | None = None) -> None:
+        self.estimator, self.dimensions, self.actuators = estimator, dict(dimensions), actuators
+        self.max_future_s, self.budget_s = max_future_s, budget_s
+        self.log, self.record_estimates = log, record_estimates
+        self.throttle = throttle or Throttle(5.0)
+        self.counters = NodeCounters()
+        self.latency = LatencyWindow()
+        self.tracks = {name: SensorTrack() for name in self.dimensions}
+        self.newest: float | None = None
+
+    def receive(self, data: bytes) -> list[Any]:
+        """Handle the bytes of one socket message; the estimates it completed."""
+        try:
+            message = unpack(data)
+        except UNPACK_ERRORS as exc:
+            self.counters.received += 1
+            self._malformed("undecodable", f"not one msgpack object ({type(exc).__name__})")
+            return []
+        return self.handle(message)
+
+    def handle(self, message: Any) -> list[Any]:
+        """Handle one unpacked message; the estimates it completed (StepEstimate)."""
+        self.counters.received += 1
+        if self.log is not None and isinstance(message, dict):
+            self.log.reading(message)
+        try:
+            reading = validate(message, self.dimensions)
+        except MessageError as exc:
+            sensor = message.get("sensor") if isinstance(message, dict) else None
+            unknown = isinstance(sensor, str) and sensor not in self.dimensions
+            self._malformed("unknown_sensor" if unknown else "invalid", str(exc))
+            return []
+        reason = self._admission(reading)
+        if reason:
+            self.counters.dropped[reason] += 1
+            self.throttle.warn(f"dropped {reason}", f"{reading.sensor} t={reading.t!r} seq={reading.seq}")
+            return []
+        self.tracks[reading.sensor].accept(reading.t, reading.seq)
+        self.newest = reading.t if self.newest is None else max(self.newest, reading.t)
+        self.counters.accepted += 1
+        verdict = self.estimator.add(reading)
+        if verdict == "late":
+            self.counters.late += 1
+            self.throttle.warn("late", f"{reading.sensor} t={reading.t!r} is behind the estimator's window")
+        elif verdict == "ignored":
+            self.counters.dropped["ignored"] += 1
+        return self._advance()
+
+    def _admission(self, reading: Reading) -> str | None:
+        """Why a valid reading is not admitted (None: admitted)."""
+        last_t = self.tracks[reading.sensor].last_t
+        if last_t is not None and reading.t <= last_t:
+            return "backwards"
+        if self.newest is not None and reading.t > self.newest + self.max_future_s:
+            return "future"
+        return None
+
+    def _advance(self) -> list[Any]:
+        estimates = self.estimator.advance(self.newest)
+        for estimate in estimates:
+            self.counters.steps += 1
+            self.latency.add(estimate.latency)
+            if estimate.latency > self.budget_s:
+                self.counters.overruns += 1
+            if self.log is not None and self.record_estimates:
+                record = estimate_message(estimate)
+                del record["type"]
+                record["f"] = [record["forces"].get(name, math.nan) for name in self.actuators]
+                self.log.write("estimate", record)
+        return estimates
+
+    def _malformed(self, reason: str, text: str) -> None:
+        self.counters.malformed[reason] += 1
+        self.throttle.warn(f"malformed {reason}", text)
+
+    def reset(self) -> None:
+        """Forget every reading (the ``reset`` command): estimator, per-sensor stamps, newest stamp."""
+        self.estimator.reset()
+        self.tracks = {name: SensorTrack() for name in self.dimensions}
+        self.newest = None
+
+    def status(self, period: float) -> dict[str, Any]:
+        """The status fields this side knows (see estimator.node.publishing); ``period`` [s] since the
+        previous status, for the sensor rates."""
+        estimator_counters = dict(self.estimator.counters)
+        return {"state": "running" if self.estimator.started else "starting", "t": self.newest,
+                "sensors": {name: track.report(period) for name, track in self.tracks.items()},
+                **self.counters.as_dict(), "recoveries": int(estimator_counters.get("recoveries", 0)),
+                "latency_ms": self.latency.summary_ms(), "estimator": estimator_counters}
+
+
+EstimatorFactory = Callable[[NodeConfig, Callable[[], float]], Any]
+
+
+def online_estimator(config: NodeConfig, clock: Callable[[], float]) -> Any:
+    """The product's estimator (estimator.online_estimator.OnlineEstimator) for a configuration."""
+    from estimator.online_estimator import OnlineEstimator
+
+    return OnlineEstimator(config.mech, config.sensors, config.estimator, clock=clock)
+
+
+def log_header(config: NodeConfig) -> dict[str, Any]:
+    """Header of a node's log: the files, the sensor configuration and the model's names."""
+    return {"writer": "mbstate node", "config": config.source, "mechanism": str(config.mechanism_path),
+            "sensors_file": str(config.sensors_path), "sensors": config.sensors.document,
+            "coordinates": list(config.mech.coordinate_names), "constraints": list(config.mech.constraint_names),
+            "actuators": [a.name for a in config.mech.actuators]}
+
+
+def intake_for(config: NodeConfig, estimator: Any, log: LogWriter | None = None) -> Intake:
+    """The Intake of a configuration: what the node and replay both run."""
+    node = config.node
+    return Intake(estimator, config.sensors.dimensions(), max_future_s=node.max_future_s,
+                  budget_s=1e-3 * config.estimator.latency_budget_ms, log=log,
+                  record_estimates=node.log.record_estimates,
+                  actuators=tuple(a.name for a in config.mech.actuators), throttle=Throttle(node.log_interval_s))

@@ -1,0 +1,59 @@
+"""The node's output messages as msgpack maps (one ZeroMQ frame each, ``type`` says which).
+
+``estimate`` (every step)::
+
+    type "estimate", step (int), t [s, sensor clock], q, qd, qdd (lists, coordinate order),
+    lam (list, constraint order), forces {name: N or N·m}, latency_ms (float), flags (list of
+    text), sigma {block: list} only when the estimator publishes marginal standard deviations
+
+``status`` (every ``status_period_s`` and as the reply to the ``status`` command)::
+
+    type "status", state ("starting" | "running"), uptime_s, t (newest accepted stamp or nil),
+    coordinates, forces (names), sensors {id: {rate_hz, accepted, gaps, last_t}}, the counters of
+    estimator.node.stats.NodeCounters, recoveries, latency_ms {p50, p99, max}, estimator {counters}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgpack
+import numpy as np
+
+
+def plain(value: Any) -> Any:
+    """numpy arrays and scalars (also nested in maps and sequences) as msgpack-ready lists and floats."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
+def estimate_message(estimate: Any) -> dict[str, Any]:
+    """The ``estimate`` map of an estimator.online_estimator.StepEstimate."""
+    message = {"type": "estimate", "step": int(estimate.step), "t": float(estimate.t),
+               "q": plain(np.asarray(estimate.q, float)), "qd": plain(np.asarray(estimate.qd, float)),
+               "qdd": plain(np.asarray(estimate.qdd, float)), "lam": plain(np.asarray(estimate.lam, float)),
+               "forces": {str(k): float(v) for k, v in estimate.forces.items()},
+               "latency_ms": 1e3 * float(estimate.latency), "flags": [str(f) for f in estimate.flags]}
+    if estimate.sigma is not None:
+        message["sigma"] = plain(estimate.sigma)
+    return message
+
+
+def pack(message: Mapping[str, Any]) -> bytes:
+    return msgpack.packb(message, use_bin_type=True)
+
+
+UNPACK_ERRORS = (msgpack.ExtraData, msgpack.FormatError, msgpack.StackError, ValueError)
+
+
+def unpack(data: bytes) -> Any:
+    """One msgpack object (raises one of UNPACK_ERRORS on bad data)."""
+    return msgpack.unpackb(data, raw=False, strict_map_key=False)

@@ -1,0 +1,214 @@
+"""The online estimator node: sockets at the edge of a single-threaded loop that owns the estimator.
+
+Sockets (all bound by the node): SUB ``node.sub`` for sensor messages (sensors connect their PUB
+sockets to it), PUB ``node.pub`` for ``estimate`` and ``status`` messages
+(estimator.node.publishing), REP ``node.control`` for commands.
+
+The loop: wait on the sockets (zmq.Poller, short timeout); take at most ``node.drain`` input
+messages, each through the shared per-message path (estimator.node.intake.Intake.receive) and
+publish the estimates it completes; answer one control request; publish a status message every
+``node.status_period_s``; count the peers ZeroMQ disconnects (a socket monitor). The input queue is
+bounded by ZMQ_RCVHWM (= ``node.queue``): beyond it ZeroMQ drops messages, which show up as sequence
+gaps per sensor. Messages over ZMQ_MAXMSGSIZE never reach the node: ZeroMQ disconnects their sender
+(counted in ``disconnects``); the sender reconnects by itself.
+
+Control requests and replies are msgpack maps: ``{"command": "status" | "reset" | "shutdown"}``;
+replies carry ``ok`` (true / false) and ``command``, ``error`` (text) when not ok; ``status``
+replies with the status message. SIGINT / SIGTERM (main thread) and ``shutdown`` stop the loop;
+:meth:`Node.close` then publishes a last status (state ``stopped``), flushes and closes the log,
+closes the sockets.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import signal
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import zmq
+from zmq.utils.monitor import recv_monitor_message
+
+from estimator.errors import MbstateError
+from estimator.node.config import NodeConfig
+from estimator.node.intake import EstimatorFactory, intake_for, log_header, online_estimator
+from estimator.node.publishing import UNPACK_ERRORS, estimate_message, pack, unpack
+from replay.log import LogWriter
+
+LOGGER = logging.getLogger("mbstate.node")
+POLL_MS = 20
+COMMANDS = ("status", "reset", "shutdown")
+
+
+class Node:
+    """The running node; use as a context manager (``with Node(config) as node: node.run()``).
+
+    ``estimator_factory(config, clock)`` builds the estimator (default: OnlineEstimator);
+    ``clock`` [s] times the estimator's steps; ``endpoints`` holds the bound addresses (a ``:*``
+    port resolved) once started.
+    """
+
+    def __init__(self, config: NodeConfig, estimator_factory: EstimatorFactory = online_estimator,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
+        self.config = config
+        self.estimator = estimator_factory(config, clock)
+        self.context = zmq.Context()
+        self.log: LogWriter | None = None
+        self.stop_requested = threading.Event()
+        self.endpoints: dict[str, str] = {}
+        self._sockets: list[zmq.Socket] = []
+        try:
+            self._bind()
+            path = config.node.log.resolved_path()
+            if path is not None:
+                self.log = LogWriter(path, log_header(config), config.node.log.flush_records,
+                                     config.node.log.flush_seconds)
+        except BaseException:
+            self._close_sockets()
+            raise
+        self.intake = intake_for(config, self.estimator, self.log)
+        self.started_at = self._status_at = time.monotonic()
+
+    def _socket(self, kind: int, name: str, options: dict[int, int] | None = None) -> zmq.Socket:
+        endpoint = getattr(self.config.node, name)
+        socket = self.context.socket(kind)
+        self._sockets.append(socket)
+        for option, value in (options or {}).items():
+            socket.setsockopt(option, value)
+        try:
+            socket.bind(endpoint)
+        except zmq.ZMQError as exc:
+            raise MbstateError(f"{self.config.source}: node.{name}: cannot bind {endpoint} ({exc})") from None
+        self.endpoints[name] = socket.getsockopt_string(zmq.LAST_ENDPOINT)
+        return socket
+
+    def _bind(self) -> None:
+        params = self.config.node
+        self.context.setsockopt(zmq.LINGER, 0)
+        self.sub = self._socket(zmq.SUB, "sub", {zmq.RCVHWM: params.queue, zmq.MAXMSGSIZE: params.max_message_bytes})
+        self.sub.setsockopt(zmq.SUBSCRIBE, b"")
+        self.monitor = self.sub.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        self._sockets.append(self.monitor)
+        self.pub = self._socket(zmq.PUB, "pub", {zmq.LINGER: 500})  # the last status may still reach subscribers
+        self.control = self._socket(zmq.REP, "control")
+        self.poller = zmq.Poller()
+        for socket in (self.sub, self.control, self.monitor):
+            self.poller.register(socket, zmq.POLLIN)
+
+    def __enter__(self) -> Node:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def run(self) -> None:
+        """Serve until ``shutdown``, SIGINT / SIGTERM or :meth:`stop` (thread-safe)."""
+        restore = self._install_signal_handlers()
+        LOGGER.info("node: input %s, estimates %s, control %s%s", self.endpoints["sub"], self.endpoints["pub"],
+                    self.endpoints["control"], f", log {self.log.path}" if self.log else "")
+        try:
+            while not self.stop_requested.is_set():
+                self.step(POLL_MS)
+        finally:
+            restore()
+
+    def stop(self) -> None:
+        self.stop_requested.set()
+
+    def step(self, timeout_ms: int) -> None:
+        """One loop iteration: wait up to ``timeout_ms`` for any socket, then serve what is ready."""
+        ready = dict(self.poller.poll(timeout_ms))
+        if self.sub in ready:
+            self._drain()
+        if self.control in ready:
+            self._serve_control()
+        if self.monitor in ready:
+            self._count_disconnects()
+        if time.monotonic() - self._status_at >= self.config.node.status_period_s:
+            self.pub.send(pack(self.status()))
+
+    def _drain(self) -> None:
+        for _ in range(self.config.node.drain):
+            try:
+                data = self.sub.recv(zmq.NOBLOCK)
+            except zmq.Again:
+                return
+            for estimate in self.intake.receive(data):
+                self.pub.send(pack(estimate_message(estimate)))
+
+    def _count_disconnects(self) -> None:
+        while True:
+            try:
+                event = recv_monitor_message(self.monitor, zmq.NOBLOCK)
+            except zmq.Again:
+                return
+            if event["event"] == zmq.EVENT_DISCONNECTED:
+                self.intake.counters.disconnects += 1
+                self.intake.throttle.warn("disconnect", "an input peer disconnected (a sensor stopped, or "
+                                          "sent a message over max_message_bytes)", logging.INFO)
+
+    def status(self) -> dict[str, Any]:
+        """The status message (estimator.node.publishing); starts a new rate period."""
+        now = time.monotonic()
+        period, self._status_at = now - self._status_at, now
+        return {"type": "status", "uptime_s": now - self.started_at,
+                "coordinates": list(self.config.mech.coordinate_names), **self.intake.status(period)}
+
+    def _serve_control(self) -> None:
+        data = self.control.recv()
+        try:
+            request = unpack(data)
+        except UNPACK_ERRORS:
+            request = None
+        command = request.get("command") if isinstance(request, dict) else None
+        if command not in COMMANDS:
+            reply = {"ok": False, "error": f"expected a msgpack map {{command: {' | '.join(COMMANDS)}}}, "
+                                           f"got {str(request)[:80]}"}
+        elif command == "status":
+            reply = {"ok": True, "command": command, **self.status()}
+        else:
+            reply = {"ok": True, "command": command}
+            if command == "reset":
+                self.intake.reset()
+            else:
+                self.stop()
+            LOGGER.info("node: %s requested", command)
+        self.control.send(pack(reply))
+
+    def _install_signal_handlers(self) -> Callable[[], None]:
+        if threading.current_thread() is not threading.main_thread():
+            return lambda: None
+        previous = {sig: signal.signal(sig, lambda *_: self.stop()) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+        def restore() -> None:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+        return restore
+
+    def close(self) -> None:
+        """Publish a last status, flush and close the log, close the sockets (idempotent)."""
+        if self.context.closed:
+            return
+        try:
+            self.pub.send(pack({**self.status(), "state": "stopped"}))
+        finally:
+            if self.log is not None:
+                self.log.close()
+            self._close_sockets()
+
+    def _close_sockets(self) -> None:
+        if hasattr(self, "monitor"):
+            self.sub.disable_monitor()
+        for socket in self._sockets:
+            socket.close()
+        self.context.term()
+
+
+def with_log_path(config: NodeConfig, path: str | None) -> NodeConfig:
+    """The configuration with another log path (None: no recording)."""
+    log = dataclasses.replace(config.node.log, path=path)
+    return dataclasses.replace(config, node=dataclasses.replace(config.node, log=log))

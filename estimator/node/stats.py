@@ -1,0 +1,82 @@
+"""Counters and latency statistics of the running node, reported in its status messages."""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+class LatencyWindow:
+    """The last ``size`` step latencies [s] with p50 / p99 over them and the maximum since start."""
+
+    def __init__(self, size: int = 10_000) -> None:
+        self._samples: deque[float] = deque(maxlen=size)
+        self.count = 0
+        self.worst = 0.0
+
+    def add(self, seconds: float) -> None:
+        self._samples.append(seconds)
+        self.count += 1
+        self.worst = max(self.worst, seconds)
+
+    def summary_ms(self) -> dict[str, float]:
+        """p50, p99 over the window and the maximum since start, in milliseconds."""
+        if not self._samples:
+            return {"p50": 0.0, "p99": 0.0, "max": 0.0}
+        p50, p99 = np.percentile(np.fromiter(self._samples, float), [50, 99])
+        return {"p50": 1e3 * float(p50), "p99": 1e3 * float(p99), "max": 1e3 * self.worst}
+
+
+@dataclass
+class SensorTrack:
+    """What the node has seen of one sensor: the last accepted stamp and sequence number, how many
+    readings it accepted, and the sequence numbers it never saw (lost upstream or by the input queue)."""
+
+    last_t: float | None = None
+    last_seq: int | None = None
+    accepted: int = 0
+    gaps: int = 0
+    period_count: int = 0
+
+    def accept(self, t: float, seq: int) -> None:
+        if self.last_seq is not None and seq > self.last_seq + 1:
+            self.gaps += seq - self.last_seq - 1
+        self.last_t, self.last_seq = t, seq
+        self.accepted += 1
+        self.period_count += 1
+
+    def report(self, period: float) -> dict:
+        """Status entry; the rate [Hz] is over the ``period`` [s] since the previous report."""
+        entry = {"rate_hz": self.period_count / max(period, 1e-9), "accepted": self.accepted, "gaps": self.gaps,
+                 "last_t": self.last_t}
+        self.period_count = 0
+        return entry
+
+
+@dataclass
+class NodeCounters:
+    """Everything the node counts about its input, with the reason of every drop.
+
+    ``received``: messages taken off the socket; ``malformed``: rejected by validation (reasons
+    ``undecodable``, ``unknown_sensor``, ``invalid``); ``dropped``: valid but not used (``backwards``,
+    ``future``, ``ignored``); ``late``: the estimator's window had passed; ``accepted``: handed to the
+    estimator; ``steps`` / ``overruns``: estimates published / over the latency budget;
+    ``disconnects``: input peers ZeroMQ dropped (an oversized message disconnects its sender).
+    """
+
+    received: int = 0
+    accepted: int = 0
+    late: int = 0
+    steps: int = 0
+    overruns: int = 0
+    disconnects: int = 0
+    dropped: Counter = field(default_factory=Counter)
+    malformed: Counter = field(default_factory=Counter)
+
+    def as_dict(self) -> dict:
+        return {"received": self.received, "accepted": self.accepted, "late": self.late, "steps": self.steps,
+                "overruns": self.overruns, "disconnects": self.disconnects,
+                "dropped": sum(self.dropped.values()), "dropped_by_reason": dict(self.dropped),
+                "malformed": sum(self.malformed.values()), "malformed_by_reason": dict(self.malformed)}

@@ -1,0 +1,150 @@
+"""Settings of the online estimator (estimator.online_estimator): the ``estimator:`` section.
+
+Every key, its default and its unit is documented on :class:`EstimatorConfig`; the defaults suit
+the four-bar with the sensors of configs/sensors/fourbar.yaml. :meth:`EstimatorConfig.from_section`
+reads and validates a YAML section (sensors.section.Section): an unknown key or a bad value is one
+error naming the key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from estimator.errors import MbstateError
+from estimator.model import Mechanism
+from sensors.section import Section
+
+FACTORIZATIONS = ("CHOLESKY", "QR")
+
+
+@dataclass(frozen=True)
+class EstimatorConfig:
+    """The online estimator's settings (SI units; σ are standard deviations of a factor's rows).
+
+    Time grid and window
+      ``rate`` [Hz] grid rate; ``lag`` [steps] smoother window behind the newest step (N_w ≥ 1);
+      ``delay_steps`` [steps] a step t_k is processed once the newest sensor time reaches
+      t_k + delay_steps/rate, so that readings stamped up to half a step after t_k (they attach to
+      step k) are in its factor instead of arriving late (0: process at t_k).
+      ``integrator_order``: 2 (trapezoidal, two states per factor) or 3 (Adams-Moulton 3, three).
+    Unknown inputs
+      ``unknown_forces``: actuator names (mech.actuators) whose force/torque is a state variable;
+      other actuators are taken as zero. ``force_random_walk`` [N/√s or N·m/√s]: density K of their
+      random walk, F_k − F_{k−1} ~ N(0, K² dt). ``force_sigma`` [N or N·m]: σ of their start prior.
+    Model
+      ``dynamics``: true — per step M q̈ + Φqᵀλ − Q − E F = 0 (σ ``dynamics_sigma`` [N, N·m]) with
+      the constraints; false — the kinematics-only estimator for comparison: the same graph without
+      the dynamics rows, λ and F, with a white-jerk random walk on q̈ (density ``jerk_random_walk``
+      [m/s³/√Hz, rad/s³/√Hz]); its forces are then computed from each estimate by inverse dynamics.
+      ``constraint_sigma`` [m, m/s, m/s²]: σ of Φ, Φq q̇, Φq q̈ − γ. ``integrator_sigma`` [m, m/s]:
+      σ of the integrator rows (q/q̇ and q̇/q̈), at least their truncation error.
+    Start-up
+      ``startup_timeout`` [s] sensor time after the first reading after which the estimator starts
+      without the sensors that have not reported; ``position_sigma`` [m, rad], ``velocity_sigma``
+      [m/s, rad/s]: σ of the start prior on q and q̇ around the start-up solution (q̈ and λ get
+      ``free_sigma``, loose).
+    Solver
+      ``relinearize_threshold`` (iSAM2, on every component of the stacked state), ``factorization``
+      CHOLESKY or QR.
+    Output
+      ``publish_sigmas``: marginal standard deviations of q, q̇ and F in every estimate (one iSAM2
+      marginal covariance per step: measured ~0.1 ms on the four-bar, see estimator.benchmarks.node).
+    Load (estimator.online_estimator module docstring)
+      ``latency_budget_ms`` [ms] per step; ``max_coalesce`` [steps] most grid steps per smoother update
+      at the deepest degradation level; ``recover_steps`` steps in a row under ``recover_fraction`` of
+      the budget before stepping back one level; ``max_pending`` readings kept for unprocessed steps.
+    """
+
+    rate: float = 1000.0
+    lag: int = 10
+    delay_steps: float = 0.5
+    integrator_order: int = 2
+    unknown_forces: tuple[str, ...] = ()
+    force_random_walk: float = 5.0
+    force_sigma: float = 100.0
+    dynamics: bool = True
+    dynamics_sigma: float = 1e-3
+    jerk_random_walk: float = 10.0
+    constraint_sigma: float = 1e-5
+    integrator_sigma: float = 1e-6
+    startup_timeout: float = 0.05
+    position_sigma: float = 1e-2
+    velocity_sigma: float = 1.0
+    free_sigma: float = 1e3
+    relinearize_threshold: float = 10.0
+    factorization: str = "QR"
+    publish_sigmas: bool = False
+    latency_budget_ms: float = 1.0
+    max_coalesce: int = 4
+    recover_steps: int = 200
+    recover_fraction: float = 0.5
+    max_pending: int = 10_000
+
+    def __post_init__(self) -> None:
+        positive = ("rate", "force_random_walk", "force_sigma", "dynamics_sigma", "jerk_random_walk",
+                    "constraint_sigma", "integrator_sigma", "startup_timeout", "position_sigma", "velocity_sigma",
+                    "free_sigma", "latency_budget_ms")
+        for name in positive:
+            if not getattr(self, name) > 0.0:
+                raise MbstateError(f"estimator.{name}: must be a positive number, got {getattr(self, name)!r}")
+        checks = (("lag", self.lag >= 1, "at least 1 step"), ("delay_steps", 0.0 <= self.delay_steps < 1.0,
+                  "in [0, 1)"), ("integrator_order", self.integrator_order in (2, 3), "2 or 3"),
+                  ("relinearize_threshold", self.relinearize_threshold >= 0.0, "at least 0"),
+                  ("factorization", self.factorization in FACTORIZATIONS, f"one of {', '.join(FACTORIZATIONS)}"),
+                  ("max_coalesce", self.max_coalesce >= 1, "at least 1"), ("recover_steps", self.recover_steps >= 1,
+                  "at least 1"), ("recover_fraction", 0.0 < self.recover_fraction <= 1.0, "in (0, 1]"),
+                  ("max_pending", self.max_pending >= 1, "at least 1"))
+        for name, ok, requirement in checks:
+            if not ok:
+                raise MbstateError(f"estimator.{name}: must be {requirement}, got {getattr(self, name)!r}")
+        if self.lag < self.integrator_order - 1:
+            raise MbstateError(f"estimator.lag: integrator order {self.integrator_order} needs a lag of at least "
+                               f"{self.integrator_order - 1} steps, got {self.lag}")
+
+    @property
+    def dt(self) -> float:
+        """Grid step [s]."""
+        return 1.0 / self.rate
+
+    @classmethod
+    def from_section(cls, section: Section, mech: Mechanism) -> EstimatorConfig:
+        """Read the ``estimator:`` section (every key optional, defaults above); MbstateError naming the
+        key for an unknown key, a bad value or an unknown actuator in ``unknown_forces``."""
+        values: dict = {}
+        for spec in fields(cls):
+            if not section.has(spec.name):
+                continue
+            name, default = spec.name, spec.default
+            if name == "unknown_forces":
+                values[name] = _actuator_names(section, mech)
+            elif isinstance(default, bool):
+                values[name] = section.flag(name, default)
+            elif isinstance(default, str):
+                values[name] = section.choice(name, FACTORIZATIONS, default)
+            elif isinstance(default, int):
+                number = section.number(name, default)
+                if number != int(number):
+                    raise section.error(name, f"must be a whole number, got {number:g}")
+                values[name] = int(number)
+            else:
+                values[name] = section.number(name, default)
+        section.finish()
+        try:
+            return cls(**values)
+        except MbstateError as exc:
+            key, _, problem = str(exc).partition(": ")
+            raise section.error(key.removeprefix("estimator."), problem) from None
+
+
+def _actuator_names(section: Section, mech: Mechanism) -> tuple[str, ...]:
+    """``unknown_forces``: a list of distinct actuator names of ``mech``."""
+    names = section.raw("unknown_forces")
+    known = [a.name for a in mech.actuators]
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise section.error("unknown_forces", f"must be a list of actuator names, got {names!r}")
+    for name in names:
+        if name not in known:
+            raise section.error("unknown_forces", f"unknown actuator {name!r} (known: {', '.join(known) or 'none'})")
+    if len(set(names)) != len(names):
+        raise section.error("unknown_forces", f"an actuator is repeated: {', '.join(names)}")
+    return tuple(names)

@@ -1,0 +1,385 @@
+"""The online estimator: readings in, one state estimate per grid step out, on GTSAM's incremental
+fixed-lag smoother (estimator.smoother). The node (sockets) and replay (a log) drive it the same way:
+``add`` each reading in arrival order, then ``advance`` to the newest stamp seen; no wall-clock
+time enters the numbers (only the latency and, through it, the degradation decisions).
+
+Time grid. Steps t_k = t0 + k h, h = 1/rate, in sensor time; t0 is set at start-up. Step k is
+processed once the newest sensor time reaches t_k + delay_steps·h (default half a step: the
+readings that attach to k have then arrived when stamps arrive in order).
+
+Graph per step (estimator.factors.estimation_state): one stacked variable x_k = [q; q̇; q̈; λ; F; b]
+with one Python factor holding the model rows (constraints and dynamics) AND the step's readings
+(estimator.factors.observation_stack), one native linear factor with the integrator and the random
+walks of F and b, and at step 0 a native prior from the start-up solution (estimator.online_startup).
+
+Readings. A reading attaches to its nearest step, evaluated at its own stamp through the step's
+derivatives (the Taylor shift of observation_stack; no interpolating factor). Disposition:
+``pending`` for a step not yet processed (in the step's factor later); ``used`` for a processed step
+still in the window (steps newest − lag … newest: its own factor, added with the next update);
+``late`` for older steps (counted, logged at debug level, not used); ``dropped`` is counted when the
+pending buffer (``max_pending`` readings) is full and the oldest pending reading is discarded (the
+new one is still ``pending``); ``ignored``: a reading the state cannot use (a load cell on λ without
+dynamics, a known actuator) or one from before the grid's start.
+
+Start-up. Readings are buffered until every usable sensor has reported once, or ``startup_timeout``
+of sensor time has passed since the first; t0 is then the newest stamp and the initial state is
+solved from the buffer (online_startup). Readings stamped before t0 − h/2 served only the start-up.
+
+Load. Every update is timed with the injected ``clock``; its latency per step is its time divided
+by the steps it covered. Degradation, one level at a time: a step over ``latency_budget_ms`` counts
+an overrun and raises the level; ``recover_steps`` steps in a row under ``recover_fraction`` of the
+budget lower it by one (counted in ``recoveries``, flag ``recovered``). Level 1 ("degraded"): no
+marginal sigmas and factors answer relinearizations from their last linearization (first-order
+error, no model evaluation; estimator.factors.memo's memory is kept); level L ≥ 2 also coalesces
+c = min(L, max_coalesce) grid steps into one smoother update ("coalesced": the first c − 1 steps
+wait for the last). Pending readings are bounded, so the input never grows without limit.
+With a clock that does not advance (``FixedClock()``) every latency is 0 and replay is fully
+deterministic; ``FixedClock(tick)`` makes every update last ``tick`` seconds (tests of degradation).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+
+import gtsam
+import numpy as np
+
+from estimator.constraints import constraint_jacobian
+from estimator.dynamics.inverse import multipliers_and_drive_forces
+from estimator.errors import MbstateError
+from estimator.factors.adapter import gtsam_factor
+from estimator.factors.constraint_factors import independent_constraint_rows
+from estimator.factors.dynamics_factors import actuator_selection
+from estimator.factors.estimation_state import (EstimationLayout, dynamics_rows, kinematic_rows, prior_relation,
+                                                process_relation)
+from estimator.factors.keys import X, TimeGrid
+from estimator.factors.multistep import ADAMS_MOULTON
+from estimator.factors.frozen import FreezeSwitch, freezable
+from estimator.factors.observation_stack import Observation, SensorTerm, sensor_term, stacked_step_error
+from estimator.forces import generalized_forces
+from estimator.kinematics import solve_position_problem
+from estimator.model import Mechanism
+from estimator.online_config import EstimatorConfig
+from estimator.online_startup import initial_state
+from estimator.smoother import FixedLagSmoother, SmootherOptions
+from sensors.config import SensorSet
+from sensors.messages import Reading
+
+log = logging.getLogger(__name__)
+COUNTERS = ("readings", "steps", "pending", "used", "late", "dropped", "ignored", "overruns", "degraded_steps",
+            "coalesced_steps", "recoveries", "solver_recoveries", "resets")
+
+
+@dataclass(frozen=True)
+class StepEstimate:
+    """The estimate of one grid step, published when the step is processed (the newest state of the
+    window, given every reading up to then)."""
+
+    step: int
+    t: float  # sensor time of the grid step [s]
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    forces: dict[str, float]  # estimated unknown actuator forces by actuator name [N, N·m]
+    lam: np.ndarray  # multipliers (m; zero on redundant rows)
+    sigma: dict[str, np.ndarray] | None  # {"q", "qd", "forces"}: marginal std devs when enabled
+    latency: float  # wall seconds of this step (its share when steps are coalesced)
+    flags: tuple[str, ...]  # "startup", "degraded", "coalesced", "recovered", "solver_recovery"
+
+
+class FixedClock:
+    """A clock for replay and tests: starts at 0 and advances ``tick`` seconds at every call."""
+
+    def __init__(self, tick: float = 0.0) -> None:
+        self.tick, self.now = tick, 0.0
+
+    def __call__(self) -> float:
+        self.now += self.tick
+        return self.now
+
+
+class OnlineEstimator:
+    """See the module docstring."""
+
+    def __init__(self, mech: Mechanism, sensors: SensorSet, config: EstimatorConfig,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
+        self.mech, self.sensors, self.config, self.clock = mech, sensors, config, clock
+        names = [a.name for a in mech.actuators]
+        unknown = [f for f in config.unknown_forces if f not in names]
+        if unknown:
+            raise MbstateError(f"estimator.unknown_forces: unknown actuator {unknown[0]!r} "
+                               f"(known: {', '.join(names) or 'none'})")
+        forces = tuple(names.index(f) for f in config.unknown_forces)
+        rows = tuple(int(r) for r in independent_constraint_rows(mech, solve_position_problem(mech, mech.q0)))
+        size, dynamics = len(rows), config.dynamics
+        self.layout = EstimationLayout(mech.n, rows if dynamics else (), forces if dynamics else (),
+                                       tuple(s.dimension if s.params.bias_state else 0 for s in sensors.sensors))
+        self._terms: dict[str, SensorTerm | None] = {
+            s.params.name: sensor_term(s, i, self.layout, mech.m, len(mech.actuators))
+            for i, s in enumerate(sensors.sensors)}
+        self._force_coordinates = [mech.actuators[j].coordinate for j in forces]
+        if dynamics:
+            selection = actuator_selection(mech, self._force_coordinates) if forces else np.zeros((mech.n, 0))
+            self._model = partial(dynamics_rows, mech, self.layout, selection)
+            sigmas = np.repeat([config.constraint_sigma, config.constraint_sigma, config.dynamics_sigma,
+                                config.constraint_sigma], [size, size, mech.n, size])
+        else:
+            self._model = partial(kinematic_rows, mech, np.asarray(rows), self.layout)
+            sigmas = np.full(3 * size, config.constraint_sigma)
+        self._weights = 1.0 / sigmas
+        self._process = self._process_relations()
+        self._freeze = FreezeSwitch()
+        self._unit: dict[int, gtsam.noiseModel.Base] = {}
+        self._counters: dict[str, int] = dict.fromkeys(COUNTERS, 0)
+        self._max_level = config.max_coalesce if config.max_coalesce >= 2 else 1
+        self.reset()
+        self._counters["resets"] = 0
+
+    def _process_relations(self) -> dict:
+        """Native process factors of orders 2 … integrator_order (the first steps use the lower ones)."""
+        config, layout, h = self.config, self.layout, self.config.dt
+        walks = [(layout.force, config.force_random_walk * np.sqrt(h))] if layout.forces else []
+        for i, sensor in enumerate(self.sensors.sensors):
+            if sensor.params.bias_state:
+                walks.append((layout.bias_of(i), max(sensor.params.noise.bias_step_sigma(h), 1e-9)))
+        if not config.dynamics:
+            n = layout.n
+            walks.append((slice(2 * n, 3 * n), config.jerk_random_walk * np.sqrt(h)))
+        return {p: process_relation(layout, h, p, config.integrator_sigma, walks)
+                for p in range(2, config.integrator_order + 1)}
+
+    # ---- interface ------------------------------------------------------------------------------
+    @property
+    def started(self) -> bool:
+        return self._grid is not None
+
+    @property
+    def counters(self) -> dict[str, int]:
+        """Totals since construction (kept by ``reset``), with the current degradation ``level``:
+        readings (all added), their dispositions pending/used/late/dropped/ignored, steps processed,
+        overruns (steps over the latency budget), degraded_steps, coalesced_steps, recoveries (level
+        lowered), solver_recoveries (smoother restarts, estimator.smoother), resets."""
+        return {**self._counters, "level": self._level}
+
+    def reset(self) -> None:
+        """Back to start-up: buffers, window and degradation level cleared, counters kept."""
+        self._grid: TimeGrid | None = None
+        self._buffer: list[Reading] = []
+        self._first: float | None = None
+        self._next = 0
+        self._pending: dict[int, list[Observation]] = {}
+        self._pending_count = 0
+        self._late: dict[int, list[Observation]] = {}
+        self._states: dict[int, np.ndarray] = {}
+        self._prior = None
+        self._smoother = FixedLagSmoother(SmootherOptions(
+            lag=self.config.lag, factorization=self.config.factorization,
+            relinearize_threshold=self.config.relinearize_threshold))
+        self._level, self._calm = 0, 0
+        self._freeze.on = False
+        self._counters["resets"] += 1
+
+    def add(self, reading: Reading) -> str:
+        """Take one validated reading; its disposition (module docstring)."""
+        self._counters["readings"] += 1
+        term = self._terms.get(reading.sensor)
+        if term is None:
+            return self._count("ignored")
+        if self._grid is None:
+            if self._first is None:
+                self._first = reading.t
+            self._buffer.append(reading)
+            if len(self._buffer) > self.config.max_pending:
+                self._buffer.pop(0)
+                self._counters["dropped"] += 1
+            return self._count("pending")
+        return self._attach(reading, term)
+
+    def advance(self, sensor_time: float) -> list[StepEstimate]:
+        """Process every due grid step (t_k + delay ≤ ``sensor_time``); [] until started."""
+        if self._grid is None and not self._start(sensor_time):
+            return []
+        due = int(np.floor((sensor_time - self._grid.t0) / self._grid.dt - self.config.delay_steps + 1e-9))
+        estimates: list[StepEstimate] = []
+        while due - self._next + 1 >= self._group_size():
+            estimates += self._update(range(self._next, self._next + self._group_size()))
+        return estimates
+
+    # ---- readings -------------------------------------------------------------------------------
+    def _count(self, disposition: str) -> str:
+        self._counters[disposition] += 1
+        return disposition
+
+    def _attach(self, reading: Reading, term: SensorTerm) -> str:
+        grid = self._grid
+        k = grid.step(reading.t)
+        observation = Observation(term, reading.value, term.whitening(reading.cov), reading.t - grid.time(k))
+        if k >= self._next:
+            self._pending.setdefault(k, []).append(observation)
+            self._pending_count += 1
+            if self._pending_count > self.config.max_pending:
+                oldest = min(self._pending)
+                self._pending[oldest].pop(0)
+                if not self._pending[oldest]:
+                    del self._pending[oldest]
+                self._pending_count -= 1
+                self._counters["dropped"] += 1
+            return self._count("pending")
+        if k >= max(0, self._next - 1 - self.config.lag):
+            self._late.setdefault(k, []).append(observation)
+            return self._count("used")
+        log.debug("late reading %s at t = %.6f s (step %d; window starts at step %d): not used",
+                  reading.sensor, reading.t, k, self._next - 1 - self.config.lag)
+        return self._count("late")
+
+    def _start(self, sensor_time: float) -> bool:
+        """Start-up (module docstring): True once the grid and the initial state are set."""
+        if not self._buffer:
+            return False
+        usable = {name for name, term in self._terms.items() if term is not None}
+        by_sensor: dict[str, list[Reading]] = {}
+        for reading in self._buffer:
+            by_sensor.setdefault(reading.sensor, []).append(reading)
+        if set(by_sensor) != usable and sensor_time - self._first < self.config.startup_timeout:
+            return False
+        t0 = max(r.t for r in self._buffer)
+        x0 = initial_state(self.mech, self.layout, by_sensor, self._terms, t0)
+        self._prior = prior_relation(self.layout, x0, self._prior_sigmas())
+        self._states[0] = x0
+        self._grid = TimeGrid(t0, self.config.dt)
+        for reading in self._buffer:
+            if reading.t >= t0 - 0.5 * self.config.dt:
+                self._counters["pending"] -= 1  # counted again by _attach
+                self._attach(reading, self._terms[reading.sensor])
+        self._buffer = []
+        return True
+
+    def _prior_sigmas(self) -> np.ndarray:
+        config, layout, n = self.config, self.layout, self.layout.n
+        sigmas = np.full(layout.size, config.free_sigma)
+        sigmas[:n] = config.position_sigma
+        sigmas[n:2 * n] = config.velocity_sigma
+        sigmas[layout.force] = config.force_sigma
+        for i, sensor in enumerate(self.sensors.sensors):
+            if sensor.params.bias_state:
+                sigmas[layout.bias_of(i)] = sensor.params.noise.bias_sigma
+        return sigmas
+
+    # ---- steps ----------------------------------------------------------------------------------
+    def _group_size(self) -> int:
+        """Grid steps per smoother update at the current level (1 below level 2)."""
+        return min(self._level, self.config.max_coalesce) if self._level >= 2 else 1
+
+    def _noise(self, rows: int) -> gtsam.noiseModel.Base:
+        if rows not in self._unit:
+            self._unit[rows] = gtsam.noiseModel.Unit.Create(rows)
+        return self._unit[rows]
+
+    def _factor(self, step: int, observations: list[Observation], model: bool) -> gtsam.CustomFactor:
+        """The one Python factor of a step (model rows and readings) or of late readings."""
+        rows = sum(o.term.sensor.dimension for o in observations)
+        rows += len(self._weights) if model else 0
+        error = stacked_step_error(self._model if model else None, self._weights, observations, self.layout.n)
+        return gtsam_factor(self._noise(rows), [X(step)], freezable(error, self._freeze))
+
+    def _predict(self, k: int) -> np.ndarray:
+        """x_k from x_{k−1}, …: q̈, λ, F, b held, then q̇ and q by the integrator weights β (oldest first)."""
+        n, states = self.layout.n, self._states
+        x = states[k - 1].copy()
+        order = min(self.config.integrator_order, k + 1)
+        beta = self.config.dt * ADAMS_MOULTON[order]
+        qd = x[n:2 * n]  # a view: q̇_k is complete before q_k uses it
+        past = range(k + 1 - order, k)
+        qd += beta[-1] * x[2 * n:3 * n]
+        for b, j in zip(beta[:-1], past):
+            qd += b * states[j][2 * n:3 * n]
+        x[:n] += beta[-1] * qd
+        for b, j in zip(beta[:-1], past):
+            x[:n] += b * states[j][n:2 * n]
+        return x
+
+    def _update(self, group: range) -> list[StepEstimate]:
+        """One smoother update over the grid steps of ``group`` and their estimates."""
+        start = self.clock()
+        level = self._level
+        graph, values, stamps = gtsam.NonlinearFactorGraph(), gtsam.Values(), {}
+        for k in group:
+            guess = self._states[0] if k == 0 else self._predict(k)
+            self._states[k] = guess
+            observations = self._pending.pop(k, [])
+            self._pending_count -= len(observations)
+            graph.add(self._factor(k, observations, True))
+            if k == 0:
+                graph.add(self._prior.factor([X(0)]))
+            else:
+                order = min(self.config.integrator_order, k + 1)
+                graph.add(self._process[order].factor([X(j) for j in range(k + 1 - order, k + 1)]))
+            values.insert(X(k), guess)
+            stamps[X(k)] = float(k)
+        for step, observations in self._late.items():
+            graph.add(self._factor(step, observations, False))
+        self._late = {}
+        solver_recoveries = self._smoother.recoveries
+        estimate = self._smoother.update(graph, values, stamps)
+        newest = group[-1]
+        self._next = newest + 1
+        oldest = max(0, min(group[0], newest + 1 - self.config.integrator_order))
+        self._states = {j: estimate.atVector(X(j)) for j in range(oldest, newest + 1)}
+        outputs = [self._output(k) for k in group]
+        share = (self.clock() - start) / len(group)
+        flags = ["degraded"] * (level >= 1) + ["coalesced"] * (len(group) > 1)
+        if self._smoother.recoveries > solver_recoveries:
+            self._counters["solver_recoveries"] += 1
+            flags.append("solver_recovery")
+        recovered = self._load(share, len(group))
+        self._counters["steps"] += len(group)
+        self._counters["degraded_steps"] += len(group) * (level >= 1)
+        self._counters["coalesced_steps"] += len(group) * (len(group) > 1)
+        return [StepEstimate(step=k, t=self._grid.time(k), q=q, qd=qd, qdd=qdd, forces=forces, lam=lam, sigma=sigma,
+                             latency=share, flags=tuple(flags + ["startup"] * (k == 0)
+                                                        + ["recovered"] * (recovered and k == newest)))
+                for k, (q, qd, qdd, forces, lam, sigma) in zip(group, outputs)]
+
+    def _load(self, share: float, steps: int) -> bool:
+        """Degradation bookkeeping after an update of ``steps`` steps, ``share`` s each; True if the
+        level was lowered."""
+        budget = 1e-3 * self.config.latency_budget_ms
+        recovered = False
+        if share > budget:
+            self._counters["overruns"] += steps
+            self._level = min(self._level + 1, self._max_level)
+            self._calm = 0
+        elif share < self.config.recover_fraction * budget:
+            self._calm += steps
+            if self._level and self._calm >= self.config.recover_steps:
+                self._level -= 1
+                self._calm = 0
+                self._counters["recoveries"] += 1
+                recovered = True
+        else:
+            self._calm = 0
+        self._freeze.on = self._level >= 1
+        return recovered
+
+    def _output(self, k: int) -> tuple:
+        """(q, q̇, q̈, forces, λ, sigma) of step k from its estimate."""
+        n, layout, mech = self.layout.n, self.layout, self.mech
+        x = self._states[k]
+        q, qd, qdd = x[:n].copy(), x[n:2 * n].copy(), x[2 * n:3 * n].copy()
+        if self.config.dynamics:
+            lam = np.zeros(mech.m)
+            lam[list(layout.rows)] = x[layout.lam]
+            values = x[layout.force]
+        else:  # kinematics only: [Φqᵀ | −E] [λ; F] = Q − M q̈ at the estimate (estimator.dynamics.inverse)
+            rhs = generalized_forces(mech, q, qd) - mech.arrays.mass @ qdd
+            lam, values, _ = multipliers_and_drive_forces(constraint_jacobian(mech, q), rhs, self._force_coordinates)
+        forces = {name: float(v) for name, v in zip(self.config.unknown_forces, values)}
+        sigma = None
+        if self.config.publish_sigmas and self._level == 0:
+            std = np.sqrt(np.diag(self._smoother.marginal_covariance(X(k))))
+            sigma = {"q": std[:n], "qd": std[n:2 * n], "forces": std[layout.force]}
+        return q, qd, qdd, forces, lam, sigma

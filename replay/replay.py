@@ -1,0 +1,65 @@
+"""Offline replay of a log through the node's own per-message path, without sockets.
+
+Every ``reading`` record of the log goes, in file order, through
+estimator.node.intake.Intake.handle — the method the live node runs for each message it receives
+(it records every message before processing it). Same messages, same order, same estimator calls:
+the same estimates, step for step, as long as the estimator did not degrade on the live run (its
+degradation follows measured latency: flagged in the estimates and counted), and no ``reset``
+command was given (control commands are not recorded).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from estimator.model import Mechanism
+from estimator.node.config import NodeConfig
+from estimator.node.intake import EstimatorFactory, intake_for, online_estimator
+from estimator.timeseries import Trajectory
+from replay.log import read_log
+from replay.pacing import paced
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class ReplayResult:
+    """The estimates of a replay and its status (the node's status fields over the whole replay)."""
+
+    estimates: list[Any]
+    status: dict[str, Any]
+
+
+def replay(path: str | Path, config: NodeConfig, estimator_factory: EstimatorFactory = online_estimator,
+           realtime: bool = False, progress: Progress | None = None,
+           clock: Callable[[], float] = time.perf_counter) -> ReplayResult:
+    """Run the log's readings through a fresh estimator; ``realtime``: at the pace of their stamps;
+    ``progress(done, total)`` is called after each reading."""
+    messages = read_log(path).readings
+    intake = intake_for(config, estimator_factory(config, clock))
+    started, estimates = time.monotonic(), []
+    for done, message in enumerate(paced(messages) if realtime else messages, start=1):
+        estimates += intake.handle(message)
+        if progress is not None:
+            progress(done, len(messages))
+    return ReplayResult(estimates=estimates, status=intake.status(time.monotonic() - started))
+
+
+def estimates_trajectory(mech: Mechanism, estimates: Sequence[Any]) -> Trajectory:
+    """Estimates as a Trajectory (for estimator.timeseries.write_csv): an actuator's force is the
+    generalized force on its coordinate (``Q.<coordinate>``); other named forces keep their name."""
+    coordinate_of = {a.name: mech.coordinate_names[a.coordinate] for a in mech.actuators}
+    names = list(estimates[0].forces) if estimates else []
+    return Trajectory(t=np.array([e.t for e in estimates], float), coordinate_names=mech.coordinate_names,
+                      q=np.array([e.q for e in estimates], float).reshape(-1, mech.n),
+                      qd=np.array([e.qd for e in estimates], float).reshape(-1, mech.n),
+                      qdd=np.array([e.qdd for e in estimates], float).reshape(-1, mech.n),
+                      forces={coordinate_of.get(name, name): np.array([e.forces.get(name, np.nan) for e in estimates])
+                              for name in names},
+                      lam=np.array([e.lam for e in estimates], float).reshape(-1, mech.m))

@@ -1,0 +1,90 @@
+"""Node configuration: the commented example loads, defaults, every wrong key fails at load with the
+file and the key named, and the demo's packaged copies match the repository's configurations."""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+import pytest
+from conftest import MECHANISMS, REPO
+
+from estimator.errors import MbstateError
+from estimator.node.config import LogParams, NodeParams, load_node_config
+from replay.demo import DATA_FILES
+
+EXAMPLE = REPO / "configs" / "estimator" / "fourbar.yaml"
+SENSORS = REPO / "configs" / "sensors" / "fourbar.yaml"
+
+
+def test_the_commented_example_loads() -> None:
+    config = load_node_config(EXAMPLE)
+    assert config.mechanism_path.resolve() == (MECHANISMS / "fourbar_crank.yaml").resolve()
+    assert config.sensors_path.resolve() == SENSORS.resolve()
+    assert config.mech.coordinate_names == ("x1", "y1", "x2", "y2", "theta0")
+    assert config.estimator.unknown_forces == ("motor",) and config.estimator.latency_budget_ms == 1.0
+    assert config.node.sub == "tcp://127.0.0.1:5555" and config.node.control == "tcp://127.0.0.1:5557"
+    assert config.node.log.path == "logs/fourbar-{start}.mbslog" and config.node.log.record_estimates
+
+
+def write(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "node.yaml"
+    path.write_text(f"mechanism: {MECHANISMS / 'fourbar_crank.yaml'}\nsensors: {SENSORS}\n{body}", encoding="utf-8")
+    return path
+
+
+def test_every_node_key_is_optional(tmp_path) -> None:
+    config = load_node_config(write(tmp_path, ""))
+    assert config.node == NodeParams() and config.node.log == LogParams()
+    assert config.estimator.rate == 1000.0  # the estimator's own defaults
+
+
+def test_log_path_start_placeholder() -> None:
+    params = LogParams(path="logs/run-{start}.mbslog")
+    when = datetime.datetime(2025, 3, 4, 5, 6, 7, tzinfo=datetime.timezone.utc)
+    assert params.resolved_path(when) == Path("logs/run-20250304T050607Z.mbslog")
+    assert LogParams().resolved_path(when) is None
+
+
+@pytest.mark.parametrize("body,match", [
+    ("node: {queue: 0}", r"node\.queue: must be an integer >= 1, got 0"),
+    ("node: {drain: 2.5}", r"node\.drain: must be an integer >= 1"),
+    ("node: {max_message_bytes: 10}", r"node\.max_message_bytes: must be an integer >= 64"),
+    ("node: {max_future_s: -1}", r"node\.max_future_s: must be a positive number"),
+    ("node: {status_period_s: fast}", r"node\.status_period_s: must be a finite number"),
+    ("node: {sub: 'localhost:5555'}", r"node\.sub: must be a ZeroMQ endpoint"),
+    ("node: {pub: 'tcp://127.0.0.1:5555'}", r"node\.sub: the sub, pub and control endpoints must differ"),
+    ("node: {queu: 10}", r"node: unknown key queu"),
+    ("node: {log: {path: ''}}", r"node\.log\.path: must be a file name or null"),
+    ("node: {log: {flush_records: -3}}", r"node\.log\.flush_records: must be an integer >= 1"),
+    ("node: {log: {record_estimates: yes please}}", r"node\.log\.record_estimates: must be true or false"),
+    ("node: {log: {every: 1}}", r"node\.log: unknown key every"),
+    ("node: [1, 2]", r"node: expected a map, got list"),
+    ("estimator: {rate: -5}", r"estimator\.rate: must be a positive number"),
+    ("estimator: {unknown_forces: [brake]}", r"estimator\.unknown_forces: unknown actuator 'brake'"),
+    ("estimator: {lagg: 3}", r"estimator: unknown key lagg"),
+    ("nodes: {}", r"\(top\): unknown key nodes"),
+])
+def test_a_wrong_configuration_fails_at_load_naming_file_and_key(tmp_path, body, match) -> None:
+    with pytest.raises(MbstateError, match=f"^{tmp_path / 'node.yaml'}: {match}"):
+        load_node_config(write(tmp_path, body + "\n"))
+
+
+def test_missing_files_are_named(tmp_path) -> None:
+    path = tmp_path / "node.yaml"
+    path.write_text("mechanism: nowhere.yaml\nsensors: x.yaml\n", encoding="utf-8")
+    with pytest.raises(MbstateError, match=r"\(top\)\.mechanism: file not found: .*nowhere\.yaml"):
+        load_node_config(path)
+    with pytest.raises(MbstateError, match=r"absent\.yaml: cannot read"):
+        load_node_config(tmp_path / "absent.yaml")
+    path.write_text("sensors: x.yaml\n", encoding="utf-8")
+    with pytest.raises(MbstateError, match=r"\(top\)\.mechanism: required text"):
+        load_node_config(path)
+
+
+def test_the_demo_ships_copies_of_the_repository_configurations() -> None:
+    data = REPO / "estimator" / "data"
+    originals = {"mechanism": MECHANISMS / "fourbar_crank.yaml", "sensors": SENSORS, "estimator": EXAMPLE}
+    for key, name in DATA_FILES.items():
+        assert (data / name).read_text(encoding="utf-8") == originals[key].read_text(encoding="utf-8"), (
+            f"estimator/data/{name} differs from {originals[key].relative_to(REPO)}: copy it over")

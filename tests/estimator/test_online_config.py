@@ -1,0 +1,50 @@
+"""EstimatorConfig: defaults, reading the ``estimator:`` section, errors naming the key."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import MECHANISMS
+
+from estimator.errors import MbstateError
+from estimator.mechanism_file import load_mechanism
+from estimator.online_config import EstimatorConfig
+from sensors.section import Section
+
+
+def read(data: dict) -> EstimatorConfig:
+    return EstimatorConfig.from_section(Section("est.yaml", "estimator", data),
+                                        load_mechanism(MECHANISMS / "fourbar_crank.yaml"))
+
+
+def test_defaults_are_valid_and_empty_section_gives_them() -> None:
+    assert read({}) == EstimatorConfig()
+    assert EstimatorConfig().dt == pytest.approx(1e-3)
+
+
+def test_keys_are_read_with_their_types() -> None:
+    config = read({"rate": 500, "lag": 12, "unknown_forces": ["motor"], "dynamics": False, "factorization": "CHOLESKY",
+                   "force_random_walk": 3.5, "publish_sigmas": True, "latency_budget_ms": 2})
+    assert (config.rate, config.lag, config.unknown_forces, config.dynamics) == (500.0, 12, ("motor",), False)
+    assert (config.factorization, config.force_random_walk, config.publish_sigmas) == ("CHOLESKY", 3.5, True)
+    assert isinstance(config.lag, int) and config.latency_budget_ms == 2.0
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"rat": 100}, "estimator: unknown key rat"),
+    ({"rate": -1}, "estimator.rate: must be a positive number"),
+    ({"lag": 2.5}, "estimator.lag: must be a whole number"),
+    ({"lag": 0}, "estimator.lag: must be at least 1 step"),
+    ({"dynamics": "yes"}, "estimator.dynamics: must be true or false"),
+    ({"factorization": "LU"}, "estimator.factorization: must be one of CHOLESKY, QR"),
+    ({"unknown_forces": ["brake"]}, "estimator.unknown_forces: unknown actuator 'brake' (known: motor)"),
+    ({"unknown_forces": "motor"}, "estimator.unknown_forces: must be a list of actuator names"),
+    ({"unknown_forces": ["motor", "motor"]}, "estimator.unknown_forces: an actuator is repeated"),
+    ({"delay_steps": 1.0}, "estimator.delay_steps: must be in [0, 1)"),
+    ({"integrator_order": 4}, "estimator.integrator_order: must be 2 or 3"),
+    ({"integrator_order": 3, "lag": 1}, "estimator.lag: integrator order 3 needs a lag of at least 2"),
+    ({"recover_fraction": 0}, "estimator.recover_fraction: must be in (0, 1]"),
+])
+def test_errors_name_the_file_and_key(data: dict, message: str) -> None:
+    with pytest.raises(MbstateError, match="^est.yaml: " + message.replace("(", r"\(").replace(")", r"\)")
+                       .replace("[", r"\[")):
+        read(data)

@@ -1,0 +1,277 @@
+"""The online estimator: Jacobians of its stacked factors, reading attachment, timelines of late and
+out-of-order readings, start-up, unknown force estimation, reset, degradation and recovery, and
+deterministic replay. Scenario: estimator.benchmarks.node (four-bar, configs/sensors/fourbar.yaml),
+0.6 s, seeded.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+
+import numpy as np
+import pytest
+
+from estimator.benchmarks.node import accuracy, feed, scenario
+from estimator.errors import MbstateError
+from estimator.factors.estimation_state import dynamics_rows, kinematic_rows
+from estimator.factors.keys import X
+from estimator.factors.observation_stack import Observation, observation_rows
+from estimator.online_config import EstimatorConfig
+from estimator.online_estimator import FixedClock, OnlineEstimator
+from sensors.messages import Reading
+
+T_END = 0.6
+CONFIG = EstimatorConfig(unknown_forces=("motor",))
+# Central differences at h = 1e-6 on O(1)-scaled smooth functions: truncation and round-off both
+# below ~1e-8 relative; 1e-6 (1 + max|J|) leaves a margin while a wrong term (O(1)) fails.
+STEP, TOLERANCE = 1e-6, 1e-6
+
+
+def case():
+    return scenario(T_END, 1)
+
+
+def estimator(config: EstimatorConfig = CONFIG, clock=None) -> OnlineEstimator:
+    mech, sensors, _, _ = case()
+    return OnlineEstimator(mech, sensors, config, clock or FixedClock())
+
+
+def state(k: int, est: OnlineEstimator, rng: np.random.Generator) -> np.ndarray:
+    """The true stacked state at sample k, perturbed; biases and λ/F random."""
+    _, _, truth, _ = case()
+    n, layout = est.layout.n, est.layout
+    x = rng.normal(size=layout.size)
+    x[:n] = truth.q[k] + 1e-3 * rng.normal(size=n)
+    x[n:2 * n], x[2 * n:3 * n] = truth.qd[k], truth.qdd[k]
+    return x
+
+
+def central_difference(fn, x: np.ndarray) -> np.ndarray:
+    columns = []
+    for i in range(x.shape[0]):
+        dx = np.zeros_like(x)
+        dx[i] = STEP
+        columns.append((fn(x + dx) - fn(x - dx)) / (2 * STEP))
+    return np.array(columns).T
+
+
+def assert_jacobian(fn, x: np.ndarray) -> None:
+    analytic = fn(x, True)[1]
+    analytic = analytic[0] if isinstance(analytic, list) else analytic
+    numeric = central_difference(lambda y: fn(y, False)[0], x)
+    assert np.max(np.abs(analytic - numeric)) <= TOLERANCE * (1.0 + np.max(np.abs(analytic)))
+
+
+@pytest.mark.parametrize("dynamics", [True, False])
+def test_model_rows_jacobian(dynamics: bool) -> None:
+    est = estimator(dataclasses.replace(CONFIG, dynamics=dynamics))
+    x = state(100, est, np.random.default_rng(0))
+    assert_jacobian(est._model, x)
+    if dynamics:  # e vanishes on the truth (λ, F true) up to the simulation's own error
+        mech, _, truth, _ = case()
+        x = np.zeros(est.layout.size)
+        x[:15] = np.concatenate((truth.q[100], truth.qd[100], truth.qdd[100]))
+        x[est.layout.lam], x[est.layout.force] = truth.lam[100][list(est.layout.rows)], truth.f[100]
+        assert np.max(np.abs(dynamics_rows(mech, est.layout, est._model.args[2], x, False)[0])) < 1e-8
+    else:
+        assert kinematic_rows is est._model.func
+
+
+def without_loss(term):
+    sensor = copy.copy(term.sensor)
+    sensor.params = dataclasses.replace(sensor.params, loss=None)
+    return dataclasses.replace(term, sensor=sensor)
+
+
+@pytest.mark.parametrize("sensor", ["coupler_gyro", "crank_encoder", "coupler_accelerometer", "rocker_load_cell"])
+@pytest.mark.parametrize("delta", [0.0, 3e-4])
+def test_observation_rows_jacobian_with_shift_and_bias(sensor: str, delta: float) -> None:
+    est = estimator()
+    term = without_loss(est._terms[sensor])
+    x = state(200, est, np.random.default_rng(1))
+    observation = Observation(term, np.full(term.sensor.dimension, 0.3), term.whitening(None), delta)
+    assert_jacobian(lambda y, jac: observation_rows(observation, y, est.layout.n, jac), x)
+
+
+def test_robust_loss_reweights_error_and_jacobian_by_the_same_factor() -> None:
+    """IRLS (module docstring of observation_stack): both scaled by √w, w = min(1, k/|e|) for Huber."""
+    est = estimator()
+    term = est._terms["coupler_gyro"]  # huber, k = 1.345
+    x = state(200, est, np.random.default_rng(2))
+    for z in (0.0, 5.0):
+        robust = observation_rows(Observation(term, np.array([z]), term.whitening(None), 0.0), x, est.layout.n)
+        plain = observation_rows(Observation(without_loss(term), np.array([z]), term.whitening(None), 0.0), x,
+                                 est.layout.n)
+        scale = np.sqrt(min(1.0, 1.345 / abs(plain[0][0])))
+        np.testing.assert_allclose(robust[0], scale * plain[0], rtol=1e-12)
+        np.testing.assert_allclose(robust[1], scale * plain[1], rtol=1e-12)
+
+
+def test_a_reading_off_the_grid_is_compared_at_its_own_stamp() -> None:
+    """The Taylor shift: an encoder reading taken δ = 1 ms after the state x_k (the truth is sampled
+    every ms; attached readings have |δ| ≤ 0.5 ms) has an error of O(δ³) on the true x_k, against
+    δ θ̇ (~1e-3 rad at the scenario's speeds) without the shift."""
+    mech, _, truth, _ = case()
+    est = estimator()
+    term, k = est._terms["crank_encoder"], 300
+    x = np.zeros(est.layout.size)
+    x[:15] = np.concatenate((truth.q[k], truth.qd[k], truth.qdd[k]))
+    later = term.sensor.measurement(truth.q[k + 1], jac=False)[0]
+    shifted = observation_rows(Observation(term, later, 1.0, 1e-3), x, mech.n, False)[0]
+    nearest = observation_rows(Observation(term, later, 1.0, 0.0), x, mech.n, False)[0]
+    assert abs(shifted[0]) < 1e-6 and abs(nearest[0]) > 1e-4
+
+
+def test_start_up_waits_for_every_sensor_then_solves_the_initial_state() -> None:
+    mech, _, truth, readings = case()
+    est = estimator()
+    last = max(next(i for i, r in enumerate(readings) if r.sensor == name) for name in est._terms)
+    for reading in readings[:last]:
+        assert est.add(reading) == "pending"
+        assert est.advance(reading.t) == []
+    assert not est.started
+    est.add(readings[last])
+    est.advance(readings[last].t)
+    assert est.started
+    out = []
+    for reading in readings[last + 1:last + 40]:
+        est.add(reading)
+        out += est.advance(reading.t)
+    assert out[0].step == 0 and "startup" in out[0].flags
+    k = int(round(out[0].t / 1e-3))
+    assert abs(out[0].q[4] - truth.q[k, 4]) < 3e-3  # from the encoder (quantum 1.5e-3) and the constraints
+
+
+def test_start_up_timeout_starts_without_a_silent_sensor() -> None:
+    _, _, _, readings = case()
+    est = estimator(dataclasses.replace(CONFIG, startup_timeout=0.005))
+    for reading in [r for r in readings if r.sensor != "rocker_load_cell"][:30]:
+        est.add(reading)
+        est.advance(reading.t)
+    assert est.started
+
+
+def run_until(est: OnlineEstimator, readings: list[Reading], t: float) -> list:
+    out = []
+    for reading in readings:
+        if reading.t > t:
+            break
+        est.add(reading)
+        out += est.advance(reading.t)
+    return out
+
+
+def test_timeline_out_of_order_and_late_readings() -> None:
+    """Lag 10, grid 1 ms from S = t0 (set at start-up); readings fed in stamp order up to step S+30,
+    except three encoder readings held back (✗):
+
+        step:      S ...  S+19 ... S+25 ... S+30 | S+31 ... S+35
+        encoder:   e ...   ✗   ...  ✗   ...  e   |          ✗
+                                                  ^ newest processed: S+30, window S+20 … S+30
+        then they arrive:  S+19 -> late (older than the window), S+25 -> used (own factor on x_25),
+                           S+35 -> pending (its step is not processed yet)
+
+    and the used reading changes the estimate of step S+25 at the next update (smoothing)."""
+    _, _, _, readings = case()
+    est = estimator()
+    fed = 0
+    while not est.started:
+        est.add(readings[fed])
+        est.advance(readings[fed].t)
+        fed += 1
+    t0 = est._grid.t0
+    held = {offset: next(r for r in readings if r.sensor == "crank_encoder" and abs(r.t - t0 - offset * 1e-3) < 4e-4)
+            for offset in (19, 25, 35)}
+    rest = [r for r in readings[fed:] if all(r is not h for h in held.values())]
+    out = run_until(est, rest, t0 + 31.1e-3)
+    assert out[-1].step == 30
+    before = est._smoother.estimate(X(25))
+    assert est.add(held[19]) == "late"
+    assert est.add(held[25]) == "used"
+    assert est.add(held[35]) == "pending"
+    run_until(est, [r for r in rest if r.t > t0 + 31.1e-3], t0 + 32.1e-3)
+    assert not np.array_equal(before, est._smoother.estimate(X(25)))
+    assert (est.counters["late"], est.counters["used"]) == (1, 1)
+
+
+def test_unknown_motor_torque_and_crank_angle_are_estimated() -> None:
+    mech, sensors, truth, readings = case()
+    estimates, counters, _ = feed(mech, sensors, CONFIG, readings, FixedClock())
+    crank, torque = accuracy(truth, estimates)
+    assert crank < 2 * np.pi / 4096 / 4  # observed 4e-5 rad on 5 s
+    assert torque < 0.5  # N·m, observed 0.09 on 5 s; τ swings 10..30 N·m
+    assert counters["steps"] == len(estimates) and counters["late"] == counters["dropped"] == 0
+    assert all(set(e.forces) == {"motor"} and e.lam.shape == (mech.m,) for e in estimates)
+
+
+def test_kinematics_only_ignores_the_load_cell_and_computes_forces_by_inverse_dynamics() -> None:
+    mech, sensors, truth, readings = case()
+    estimates, counters, _ = feed(mech, sensors, dataclasses.replace(CONFIG, dynamics=False), readings, FixedClock())
+    assert counters["ignored"] == sum(r.sensor == "rocker_load_cell" for r in readings)
+    crank, torque = accuracy(truth, estimates)
+    assert crank < 2 * np.pi / 4096 / 4 and torque < 1.0
+
+
+def test_replay_with_a_fixed_clock_is_deterministic() -> None:
+    mech, sensors, _, readings = case()
+    first, second = (feed(mech, sensors, CONFIG, readings, FixedClock())[0] for _ in range(2))
+    assert len(first) == len(second)
+    assert all(np.array_equal(a.q, b.q) and np.array_equal(a.qd, b.qd) and a.forces == b.forces
+               for a, b in zip(first, second))
+
+
+def test_slow_steps_degrade_coalesce_and_recover_level_by_level() -> None:
+    """A clock that makes every update last 3.5 ms (budget 1 ms): overruns raise the level up to
+    coalescing max_coalesce = 4 steps (0.875 ms per step: under budget, so it stays there); a fast
+    clock then lowers the level one step at a time after recover_steps calm steps each."""
+    _, _, _, readings = case()
+    clock = FixedClock(3.5e-3)  # the clock is read twice per update: 3.5 ms between
+    config = dataclasses.replace(CONFIG, recover_steps=20, max_coalesce=4)
+    est = estimator(config, clock)
+    out = run_until(est, readings, 0.3)
+    counters = est.counters
+    assert counters["overruns"] > 0 and counters["level"] == 4
+    assert counters["coalesced_steps"] > 0 and counters["degraded_steps"] > 0
+    assert any("coalesced" in e.flags and "degraded" in e.flags for e in out)
+    assert [e.step for e in out] == list(range(len(out)))  # every step still published once, in order
+    clock.tick = 0.0
+    out = run_until(est, [r for r in readings if r.t > 0.3], T_END)
+    assert est.counters["level"] == 0 and est.counters["recoveries"] == 4
+    assert sum("recovered" in e.flags for e in out) == 4
+
+
+def test_pending_readings_are_bounded() -> None:
+    _, _, _, readings = case()
+    est = estimator(dataclasses.replace(CONFIG, max_pending=5))
+    run_until(est, readings, 0.05)
+    t = est._grid.t0
+    future = [dataclasses.replace(r, t=r.t + 0.1) for r in readings if 0.06 < r.t < 0.07]
+    assert all(est.add(r) == "pending" for r in future)
+    assert est.counters["dropped"] >= len(future) - 5 and est._pending_count == 5
+    assert t == est._grid.t0
+
+
+def test_reset_returns_to_start_up_and_keeps_counters() -> None:
+    _, _, _, readings = case()
+    est = estimator()
+    run_until(est, readings, 0.1)
+    steps = est.counters["steps"]
+    est.reset()
+    assert not est.started and est.counters["steps"] == steps and est.counters["resets"] == 1
+    out = run_until(est, [r for r in readings if r.t > 0.1], 0.2)
+    assert est.started and out[0].step == 0 and "startup" in out[0].flags
+
+
+def test_unknown_actuator_is_an_error() -> None:
+    with pytest.raises(MbstateError, match="unknown actuator 'brake'"):
+        estimator(dataclasses.replace(CONFIG, unknown_forces=("brake",)))
+
+
+def test_publish_sigmas_gives_marginal_standard_deviations() -> None:
+    _, _, _, readings = case()
+    est = estimator(dataclasses.replace(CONFIG, publish_sigmas=True))
+    out = run_until(est, readings, 0.2)
+    sigma = out[-1].sigma
+    assert sigma is not None and set(sigma) == {"q", "qd", "forces"}
+    assert 0.0 < sigma["q"][4] < 1e-3 and 0.0 < sigma["forces"][0] < 10.0

@@ -1,0 +1,114 @@
+"""Replay: the node's log through the node's own per-message path gives the live node's estimates,
+step for step; the estimates as CSV; real-time pacing; re-publishing a log over ZeroMQ."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+import msgpack
+import numpy as np
+import pytest
+import zmq
+from fake_estimator import FakeConfig, fake_factory
+from node_harness import RunningNode, encoder, estimates, write_config
+
+from estimator.node.config import load_node_config
+from estimator.online_estimator import FixedClock, OnlineEstimator
+from estimator.timeseries import read_csv, write_csv
+from replay.demo import crank_truth
+from replay.log import LogWriter
+from replay.pacing import paced
+from replay.publish import publish
+from replay.replay import estimates_trajectory, replay
+from sensors.virtual import simulate_readings
+
+COUNTERS = ("received", "accepted", "late", "steps", "dropped_by_reason", "malformed_by_reason")
+
+
+def fixed_clock_estimator(config, clock):
+    """The OnlineEstimator on a clock that never advances: latency 0, no degradation, deterministic."""
+    return OnlineEstimator(config.mech, config.sensors, config.estimator, clock=FixedClock())
+
+
+def test_replay_of_the_node_log_reproduces_the_live_estimates_exactly(tmp_path) -> None:
+    config = load_node_config(write_config(tmp_path, "{unknown_forces: [motor]}"))
+    truth = crank_truth(config.mech, 0.25)
+    readings = [r.to_map() for r in simulate_readings(config.sensors.sensors, truth, 3)]
+    bad = [{"sensor": "coupler_gyro", "t": 0.1, "seq": 0, "value": math.nan}, {"sensor": "nope", "t": 0.1}]
+    with RunningNode(config, fixed_clock_estimator) as running:
+        running.send(*readings[:300], *bad, *readings[300:])
+        live_status = running.wait_received(len(readings) + len(bad), timeout=30.0)
+        live = estimates(running.collect(1.0))
+    result = replay(tmp_path / "run.log", config, fixed_clock_estimator)
+    assert len(live) == len(result.estimates) > 200
+    for message, estimate in zip(live, result.estimates):
+        assert message["step"] == estimate.step and message["t"] == estimate.t
+        for key in ("q", "qd", "qdd", "lam"):
+            assert message[key] == getattr(estimate, key).tolist()  # bit for bit
+        assert message["forces"] == estimate.forces and tuple(message["flags"]) == estimate.flags
+    assert {k: result.status[k] for k in COUNTERS} == {k: live_status[k] for k in COUNTERS}
+    assert result.status["malformed_by_reason"] == {"invalid": 1, "unknown_sensor": 1}
+
+
+def test_replay_counts_writes_csv_and_reports_progress(tmp_path) -> None:
+    config = load_node_config(write_config(tmp_path, "{rate: 100, lag: 5}", log=None), FakeConfig.from_section)
+    log_path = tmp_path / "input.log"
+    with LogWriter(log_path, {}) as log:
+        for k in range(11):
+            log.reading(encoder(0.01 * k, k))
+        log.reading({"sensor": "crank_encoder", "t": 0.05, "seq": 11, "value": 0.5})  # backwards
+        log.state("truth", 0.0, q=np.zeros(5))
+    calls = []
+    result = replay(log_path, config, fake_factory, progress=lambda done, total: calls.append((done, total)))
+    assert calls[-1] == (12, 12) and len(calls) == 12
+    assert [e.step for e in result.estimates] == list(range(11))
+    assert result.status["received"] == 12 and result.status["dropped_by_reason"] == {"backwards": 1}
+    out = tmp_path / "est.csv"
+    write_csv(out, estimates_trajectory(config.mech, result.estimates))
+    table = read_csv(out)
+    np.testing.assert_allclose(table.t, 0.01 * np.arange(11), atol=1e-15)
+    np.testing.assert_allclose(table.forces["theta0"], 0.5 * np.arange(1, 12))  # the motor acts on theta0
+    assert table.q.shape == (11, 5) and table.lam.shape == (11, 4)
+
+
+def test_paced_releases_messages_at_their_stamps() -> None:
+    messages = [{"t": 10.0 + 0.05 * k} for k in range(5)] + [{"t": "bad"}]
+    start = time.monotonic()
+    released = []
+    for message in paced(messages, speed=2.0):
+        released.append((time.monotonic() - start, message))
+    assert [m for _, m in released] == messages
+    assert released[0][0] < 0.05 and 0.1 - 0.005 <= released[4][0] < 0.2  # 0.2 s of stamps at speed 2
+    stop = threading.Event()
+    stop.set()
+    assert list(paced(messages, stop=stop)) == []
+
+
+def test_publish_sends_every_message_to_a_subscriber() -> None:
+    context = zmq.Context()
+    context.setsockopt(zmq.LINGER, 0)
+    try:
+        sub = context.socket(zmq.SUB)
+        sub.subscribe(b"")
+        sub.bind("tcp://127.0.0.1:*")
+        endpoint = sub.getsockopt_string(zmq.LAST_ENDPOINT)
+        messages = [encoder(0.001 * k, k) for k in range(50)] + [{"anything": "recorded"}]
+        sent = []
+        thread = threading.Thread(target=lambda: sent.append(publish(messages, endpoint, speed=None)))
+        thread.start()
+        received = []
+        while sub.poll(500):  # a SUB hands its subscription to a new peer only while it is being used
+            received.append(msgpack.unpackb(sub.recv()))
+        thread.join()
+        assert sent == [51] and received == messages
+    finally:
+        context.destroy()
+
+
+def test_publish_without_a_node_is_a_clear_error() -> None:
+    from estimator.errors import MbstateError
+
+    with pytest.raises(MbstateError, match="no subscriber at tcp://127.0.0.1:9 within 0.2 s"):
+        publish([encoder(0.0, 0)], "tcp://127.0.0.1:9", wait_s=0.2)
