@@ -1,9 +1,11 @@
-"""``mbstate demo``: virtual four-bar sensors, the node and a subscriber on loopback (replay.demo)."""
+"""``mbstate demo``: virtual four-bar sensors and a subscriber in a second process, the node in this one,
+on loopback (replay.demo); progress on stderr, the summary on stdout."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from estimator.cli.arguments import positive_float
 from replay.demo import run_demo, summary_text
@@ -13,9 +15,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``demo`` subcommand."""
     parser = subparsers.add_parser(
         "demo", help="run the estimator node on a simulated four-bar and summarize",
-        description="Simulate the four-bar with a driven crank, publish its virtual sensors at real time to "
-                    "the online estimator node on loopback, collect the estimates with a subscriber and "
-                    "print the latency, the errors against the simulation's truth and the message counts.")
+        description="Simulate the four-bar with a driven crank, publish its virtual sensors at real time from a "
+                    "second process to the online estimator node running in this one on loopback, collect the "
+                    "estimates with a subscriber and print the node's latency, the errors against the "
+                    "simulation's truth and the message counts.")
     parser.add_argument("--duration", type=positive_float, default=5.0, help="simulated seconds (default 5)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sensor noise (default 0)")
     parser.add_argument("--json", action="store_true", help="the summary as one JSON object")
@@ -23,6 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    summary = run_demo(args.duration, args.seed)
+    summary = run_demo(args.duration, args.seed, progress=lambda text: print(f"mbstate demo: {text}", file=sys.stderr,
+                                                                             flush=True))
     print(json.dumps(summary) if args.json else summary_text(summary))
-    return 0
+    return 130 if summary["interrupted"] else 0  # 130: as the shell reports an interrupted command

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
+import os
+import signal
 import threading
 import time
+from pathlib import Path
 
 import msgpack
 import numpy as np
@@ -13,8 +18,10 @@ import zmq
 from conftest import MECHANISMS, REPO, cli_exit_code
 from node_harness import encoder
 
+from estimator.node.intake import online_estimator
 from estimator.node.publishing import estimate_message
 from estimator.timeseries import read_csv
+from replay.demo import run_demo, summary_text
 from replay.log import LogWriter
 
 EXAMPLE = str(REPO / "configs" / "estimator" / "fourbar.yaml")
@@ -53,13 +60,58 @@ def bound_sub(context: zmq.Context) -> tuple[zmq.Socket, str]:
 
 def test_demo_json_summary(capsys) -> None:
     assert cli_exit_code(["demo", "--duration", "0.5", "--json"]) == 0
-    summary = json.loads(capsys.readouterr().out)
-    assert summary["received"] == summary["readings_sent"] > 1000
+    out, err = capsys.readouterr()
+    summary = json.loads(out)
+    assert "first run compiles the numeric kernels" in err  # progress goes to stderr, the JSON alone to stdout
+    assert summary["received"] == summary["readings_sent"] > 1000 and not summary["interrupted"]
     assert summary["dropped"] == summary["malformed"] == summary["late"] == 0
     assert summary["steps"] >= 490 and summary["estimates_received"] == summary["steps"]
     assert summary["latency_ms"].keys() == {"p50", "p99", "max"} and 0.0 < summary["latency_ms"]["p50"]
-    # the demo measures ~0.5 mm, 5 mm/s and 0.2 N·m on 5 s; loose bounds against a broken pipeline
-    assert summary["rmse"]["q"] < 5e-3 and summary["rmse"]["qd"] < 0.1 and summary["rmse"]["force"] < 5.0
+    # the demo measures ~0.5 mm, 5 mm/s, 1 mrad and 0.2 N·m on 5 s; loose bounds against a broken pipeline
+    errors = summary["rmse"]
+    assert errors["q"] < 5e-3 and errors["qd"] < 0.1 and errors["angle"] < 0.02 and errors["force"] < 5.0
+    text = summary_text(summary).splitlines()
+    assert [line.split(":")[0].strip() for line in text[1:]] == ["node", "RMSE against the simulation", "messages"]
+    assert f"{summary['steps']} steps" in text[1] and "crank angle" in text[2] and "motor torque" in text[2]
+    assert _peer_processes() == []
+
+
+class InterruptedAfter:
+    """The online estimator, but SIGINT to this process once the stamps pass ``t`` (later than the
+    demo's warm-up, so the node is running and handles it)."""
+
+    def __init__(self, t: float, config, clock) -> None:
+        self.inner, self.t, self.sent = online_estimator(config, clock), t, False
+
+    def __getattr__(self, name: str):
+        return getattr(self.inner, name)
+
+    def advance(self, t: float):
+        if t > self.t and not self.sent:
+            self.sent = True
+            os.kill(os.getpid(), signal.SIGINT)
+        return self.inner.advance(t)
+
+
+def _peer_processes() -> list[int]:
+    """This process's children that run the demo's sensor process or are left unreaped (Linux /proc)."""
+    children = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            state, parent = stat.read_text().rsplit(")", 1)[1].split()[:2]
+            if int(parent) == os.getpid() and (state == "Z" or b"demo_peer" in (stat.parent / "cmdline").read_bytes()):
+                children.append(int(stat.parent.name))
+    return children
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="counts child processes through /proc")
+def test_demo_interrupted_stops_early_and_reaps_its_sensor_process() -> None:
+    summary = run_demo(3.0, estimator_factory=functools.partial(InterruptedAfter, 0.4))
+    assert summary["wall_s"] < 2.0  # the 3 s of readings were cut short after ~0.4 s, the rest is shutdown
+    assert summary["interrupted"] and 0 < summary["readings_sent"] < 3000
+    assert summary["received"] <= summary["readings_sent"] and "before the interruption" in summary_text(summary)
+    assert 0 < summary["steps"] < 1000 and summary["dropped"] == summary["malformed"] == 0
+    assert _peer_processes() == []
 
 
 def test_run_with_a_wrong_configuration_is_one_line_and_exit_2(tmp_path, capsys) -> None:

@@ -1,0 +1,215 @@
+"""The demo's second process: the virtual sensors publishing to the node and a subscriber keeping its
+estimates, apart from the node so that the node's loop has its process (and its GIL) to itself, as
+in production.
+
+The node's side starts it with :class:`Peer` (a context manager that always reaps the process);
+the process runs ``python -m replay.demo_peer DIR SUB PUB CONTROL`` (:func:`main`): DIR/readings.msgpack
+holds the sensor messages (a msgpack list of maps in stamp order), SUB / PUB / CONTROL are the
+node's bound endpoints. The peer, in one thread (light: it shares the two cores with the node):
+
+1. subscribes to PUB and waits for the connection's handshake (a subscription made later would miss
+   the first estimates); the ZeroMQ I/O thread queues what arrives, unbounded, until step 4;
+2. publishes the readings to SUB at real time by their stamps (replay.pacing; msgpack-encoded
+   beforehand);
+3. asks for ``status`` on CONTROL until the node has received every message sent (or received
+   nothing new for a second), then for ``shutdown``;
+4. reads the estimates up to the node's last status (state ``stopped``, published when the node
+   closes) and writes DIR/report.msgpack: ``{sent, estimates (maps), stopped (that status or nil)}``.
+
+SIGTERM (the node stopped for another reason) skips what is left of 2 and 3; SIGINT is ignored: the
+node's process owns Ctrl-C and stops the peer. Every wait is bounded; if the node's process
+disappears the peer stops within ORPHAN_CHECK_S + LAST_STATUS_WAIT_S and removes DIR.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import zmq
+from zmq.utils.monitor import recv_monitor_message
+
+from estimator.errors import MbstateError
+from estimator.node.publishing import pack, unpack
+from replay.pacing import paced
+from replay.publish import connect_publisher
+
+READINGS, REPORT = "readings.msgpack", "report.msgpack"
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # where ``replay`` is importable from
+CONNECT_WAIT_S = 5.0  # [s] for the node's sockets to answer
+SUBSCRIPTION_MARGIN_S = 0.05  # [s] after the handshake, for the subscription to reach the node's PUB
+IDLE_S = 1.0  # [s] without a new message received by the node: stop waiting for it
+LAST_STATUS_WAIT_S = 3.0  # [s] for the node's last status after the shutdown
+EXIT_WAIT_S = 10.0  # [s] for the peer to finish once the node has stopped
+ORPHAN_CHECK_S = 0.2  # [s] between checks that the node's process is still there
+
+
+def _subscribe(context: zmq.Context, endpoint: str) -> zmq.Socket:
+    """A SUB connected to the node's output, once the connection is up. Its queue is unbounded (the
+    ZeroMQ I/O thread keeps every estimate until the end): the peer's Python code reads nothing
+    while publishing."""
+    socket = context.socket(zmq.SUB)
+    socket.setsockopt(zmq.RCVHWM, 0)
+    socket.subscribe(b"")
+    monitor = socket.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED)
+    try:
+        socket.connect(endpoint)
+        if not monitor.poll(int(1000 * CONNECT_WAIT_S)):
+            raise MbstateError(f"no node publishing at {endpoint} within {CONNECT_WAIT_S:g} s")
+        recv_monitor_message(monitor)
+    finally:
+        socket.disable_monitor()
+        monitor.close()
+    time.sleep(SUBSCRIPTION_MARGIN_S)
+    return socket
+
+
+def _send_paced(socket: zmq.Socket, readings: list[dict], stop: threading.Event) -> int:
+    """Send ``readings`` at real time by their stamps (msgpack-encoded before the clock starts); how
+    many were sent before ``stop``."""
+    packed = [msgpack.packb(message, use_bin_type=True) for message in readings]
+    sent = 0
+    for _, data in zip(paced(readings), packed):
+        if stop.is_set():
+            break
+        socket.send(data)
+        sent += 1
+    return sent
+
+
+def _request(control: zmq.Socket, command: str) -> dict | None:
+    """The node's reply (None: no reply within CONNECT_WAIT_S)."""
+    control.send(pack({"command": command}))
+    return unpack(control.recv()) if control.poll(int(1000 * CONNECT_WAIT_S)) else None
+
+
+def _shut_down_after_intake(context: zmq.Context, endpoint: str, sent: int, stop: threading.Event) -> None:
+    """Wait until the node has received ``sent`` messages (or none more for IDLE_S), then shut it down
+    (neither once ``stop`` is set: the node stopped already)."""
+    control = context.socket(zmq.REQ)
+    control.setsockopt(zmq.REQ_RELAXED, 1)  # a request without reply does not block the next one
+    control.setsockopt(zmq.REQ_CORRELATE, 1)
+    control.connect(endpoint)
+    received, progress_at = -1, time.monotonic()
+    while not stop.is_set() and time.monotonic() - progress_at < IDLE_S:
+        status = _request(control, "status")
+        if status is None or status["received"] >= sent:
+            break
+        if status["received"] > received:
+            received, progress_at = status["received"], time.monotonic()
+        stop.wait(0.05)
+    if not stop.is_set():
+        _request(control, "shutdown")
+
+
+def _collect(socket: zmq.Socket) -> tuple[list[dict], dict | None]:
+    """The estimates received, up to the node's last status (waited for LAST_STATUS_WAIT_S at most),
+    and that status (None if it did not come)."""
+    estimates, deadline = [], time.monotonic() + LAST_STATUS_WAIT_S
+    while socket.poll(max(0, int(1000 * (deadline - time.monotonic())))):
+        message = unpack(socket.recv())
+        if message.get("type") == "estimate":
+            estimates.append(message)
+        elif message.get("state") == "stopped":
+            return estimates, message
+    return estimates, None
+
+
+def run_peer(readings: list[dict], sub: str, pub: str, control: str, stop: threading.Event) -> dict[str, Any]:
+    """Steps 1–4 of the module docstring, in one thread; the report."""
+    context = zmq.Context()
+    context.setsockopt(zmq.LINGER, 0)
+    try:
+        subscriber = _subscribe(context, pub)
+        publisher = connect_publisher(context, sub, CONNECT_WAIT_S)
+        sent = _send_paced(publisher, readings, stop)
+        _shut_down_after_intake(context, control, sent, stop)
+        estimates, stopped = _collect(subscriber)
+        return {"sent": sent, "estimates": estimates, "stopped": stopped}
+    finally:
+        context.destroy(linger=0)  # the node has every reading it will get
+
+
+def _watch_parent(parent: int, stop: threading.Event, orphaned: threading.Event) -> None:
+    while not stop.wait(ORPHAN_CHECK_S):
+        if os.getppid() != parent:
+            orphaned.set()
+            stop.set()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m replay.demo_peer DIR SUB PUB CONTROL`` (see the module docstring)."""
+    directory, sub, pub, control = argv if argv is not None else sys.argv[1:]
+    stop, orphaned = threading.Event(), threading.Event()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    threading.Thread(target=_watch_parent, args=(os.getppid(), stop, orphaned), daemon=True).start()
+    readings = msgpack.unpackb((Path(directory) / READINGS).read_bytes(), raw=False)
+    try:
+        report = run_peer(readings, sub, pub, control, stop)
+    except MbstateError as exc:
+        print(f"mbstate demo (sensor process): error: {exc}", file=sys.stderr)
+        return 2
+    if orphaned.is_set():  # nobody will read the report or remove the directory
+        shutil.rmtree(directory, ignore_errors=True)
+        return 1
+    (Path(directory) / REPORT).write_bytes(msgpack.packb(report, use_bin_type=True))
+    return 0
+
+
+class Peer:
+    """The peer process, from the node's side: started on the node's endpoints, reaped on exit
+    (killed if still running) with its files."""
+
+    def __init__(self, readings: list[dict], endpoints: dict[str, str]) -> None:
+        self._directory = tempfile.TemporaryDirectory(prefix="mbstate-demo-")
+        path = Path(self._directory.name)
+        (path / READINGS).write_bytes(msgpack.packb(readings, use_bin_type=True))
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "replay.demo_peer", str(path), endpoints["sub"], endpoints["pub"],
+             endpoints["control"]], cwd=PACKAGE_ROOT, stdin=subprocess.DEVNULL)
+
+    def __enter__(self) -> Peer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def wait(self, timeout: float) -> None:
+        """Return when the process has ended or after ``timeout`` [s]."""
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def report(self) -> dict[str, Any]:
+        """The report, once the node has stopped: the peer is told to finish (SIGTERM) and waited for."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            code = self.process.wait(EXIT_WAIT_S)
+        except subprocess.TimeoutExpired:
+            raise MbstateError(f"the sensor process did not finish within {EXIT_WAIT_S:g} s") from None
+        path = Path(self._directory.name) / REPORT
+        if code != 0 or not path.is_file():
+            raise MbstateError(f"the sensor process failed (exit code {code})")
+        return msgpack.unpackb(path.read_bytes(), raw=False)
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        self._directory.cleanup()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
