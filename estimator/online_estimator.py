@@ -114,7 +114,8 @@ class OnlineEstimator:
             raise MbstateError(f"estimator.unknown_forces: unknown actuator {unknown[0]!r} "
                                f"(known: {', '.join(names) or 'none'})")
         forces = tuple(names.index(f) for f in config.unknown_forces)
-        rows = tuple(int(r) for r in independent_constraint_rows(mech, solve_position_problem(mech, mech.q0)))
+        assembled = solve_position_problem(mech, mech.q0)
+        rows = tuple(int(r) for r in independent_constraint_rows(mech, assembled))
         size, dynamics = len(rows), config.dynamics
         self.layout = EstimationLayout(mech.n, rows if dynamics else (), forces if dynamics else (),
                                        tuple(s.dimension if s.params.bias_state else 0 for s in sensors.sensors))
@@ -132,12 +133,24 @@ class OnlineEstimator:
             sigmas = np.full(3 * size, config.constraint_sigma)
         self._weights = 1.0 / sigmas
         self._process = self._process_relations()
+        self._prediction = self._prediction_matrices()
         self._freeze = FreezeSwitch()
         self._unit: dict[int, gtsam.noiseModel.Base] = {}
         self._counters: dict[str, int] = dict.fromkeys(COUNTERS, 0)
         self._max_level = config.max_coalesce if config.max_coalesce >= 2 else 1
         self.reset()
         self._counters["resets"] = 0
+        self._warm_up(assembled)
+
+    def _warm_up(self, q: np.ndarray) -> None:
+        """Evaluate the step factor once with a reading of every sensor, so that the compiled kernels are
+        loaded (or compiled) here and not in the first steps. Measured at step 0 on the four-bar: 9–14 ms
+        without, 0.8–0.9 ms with (a throwaway smoother update as well saved only ~0.1 ms more)."""
+        x = np.zeros(self.layout.size)
+        x[:self.layout.n] = q
+        observations = [Observation(term, np.zeros(term.sensor.dimension), term.whitening(None), 0.5 * self.config.dt)
+                        for term in self._terms.values() if term is not None]
+        stacked_step_error(self._model, self._weights, observations)(x)
 
     def _process_relations(self) -> dict:
         """Native process factors of orders 2 … integrator_order (the first steps use the lower ones)."""
@@ -283,24 +296,40 @@ class OnlineEstimator:
         """The one Python factor of a step (model rows and readings) or of late readings."""
         rows = sum(o.term.sensor.dimension for o in observations)
         rows += len(self._weights) if model else 0
-        error = stacked_step_error(self._model if model else None, self._weights, observations, self.layout.n)
+        error = stacked_step_error(self._model if model else None, self._weights, observations)
         return gtsam_factor(self._noise(rows), [X(step)], freezable(error, self._freeze))
 
+    def _prediction_matrices(self) -> dict[int, list[np.ndarray]]:
+        """For each integrator order p, the P_i with x_k = Σ_i P_i x_{k+1−p+i} (i = 0 … p−2), the
+        prediction of ``_predict``: q̈, λ, F, b held from x_{k−1}, then with the weights β (oldest first)
+
+            q̇_k = q̇_{k−1} + β_{p−1} q̈_{k−1} + Σ_i β_i q̈_{k+1−p+i},
+            q_k = q_{k−1} + β_{p−1} q̇_k + Σ_i β_i q̇_{k+1−p+i}.
+
+        As matrices: one product a step (measured ~2 µs against ~12 µs of vector updates)."""
+        n, size = self.layout.n, self.layout.size
+        q, qd, qdd = slice(0, n), slice(n, 2 * n), slice(2 * n, 3 * n)
+        identity, matrices = np.eye(n), {}
+        for order in range(2, self.config.integrator_order + 1):
+            beta = self.config.dt * ADAMS_MOULTON[order]
+            past = [np.zeros((size, size)) for _ in range(order - 1)]
+            newest = past[-1]
+            newest += np.eye(size)
+            newest[qd, qdd] += beta[-1] * identity
+            newest[q, qd] += beta[-1] * identity
+            newest[q, qdd] += beta[-1] ** 2 * identity
+            for b, matrix in zip(beta[:-1], past):
+                matrix[qd, qdd] += b * identity
+                matrix[q, qd] += b * identity
+                matrix[q, qdd] += beta[-1] * b * identity
+            matrices[order] = past
+        return matrices
+
     def _predict(self, k: int) -> np.ndarray:
-        """x_k from x_{k−1}, …: q̈, λ, F, b held, then q̇ and q by the integrator weights β (oldest first)."""
-        n, states = self.layout.n, self._states
-        x = states[k - 1].copy()
+        """x_k from x_{k−1}, …: q̈, λ, F, b held, q̇ and q by the integrator weights (``_prediction_matrices``)."""
         order = min(self.config.integrator_order, k + 1)
-        beta = self.config.dt * ADAMS_MOULTON[order]
-        qd = x[n:2 * n]  # a view: q̇_k is complete before q_k uses it
-        past = range(k + 1 - order, k)
-        qd += beta[-1] * x[2 * n:3 * n]
-        for b, j in zip(beta[:-1], past):
-            qd += b * states[j][2 * n:3 * n]
-        x[:n] += beta[-1] * qd
-        for b, j in zip(beta[:-1], past):
-            x[:n] += b * states[j][n:2 * n]
-        return x
+        terms = [matrix @ self._states[j] for matrix, j in zip(self._prediction[order], range(k + 1 - order, k))]
+        return terms[0] if len(terms) == 1 else sum(terms)
 
     def _update(self, group: range) -> list[StepEstimate]:
         """One smoother update over the grid steps of ``group`` and their estimates."""
@@ -372,7 +401,7 @@ class OnlineEstimator:
         q, qd, qdd = x[:n].copy(), x[n:2 * n].copy(), x[2 * n:3 * n].copy()
         if self.config.dynamics:
             lam = np.zeros(mech.m)
-            lam[list(layout.rows)] = x[layout.lam]
+            lam[layout.row_indices] = x[layout.lam]
             values = x[layout.force]
         else:  # kinematics only: [Φqᵀ | −E] [λ; F] = Q − M q̈ at the estimate (estimator.dynamics.inverse)
             rhs = generalized_forces(mech, q, qd) - mech.arrays.mass @ qdd

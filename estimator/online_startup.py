@@ -52,7 +52,7 @@ def initial_position(mech: Mechanism, layout: EstimationLayout, readings: Mappin
         phi, phi_q, _ = constraint_derivatives(mech, x[:n], False)
         rows = [(CONSTRAINT_WEIGHT * phi, CONSTRAINT_WEIGHT * phi_q),
                 (REGULARIZATION * (x[:n] - anchor), REGULARIZATION * np.eye(n))]
-        rows += [(e, d[:, :n]) for e, d in (observation_rows(obs, x, n) for obs in observations)]
+        rows += [(e, d[:, :n]) for e, d in (observation_rows(obs, x) for obs in observations)]
         step = np.linalg.lstsq(np.vstack([d for _, d in rows]), -np.concatenate([e for e, _ in rows]), rcond=None)[0]
         step *= min(1.0, MAX_STEP / max(np.max(np.abs(step)), 1e-300))
         x[:n] += step
@@ -72,7 +72,7 @@ def initial_velocity(mech: Mechanism, layout: EstimationLayout, q: np.ndarray, r
     for name, rs in readings.items():
         term = terms[name]
         if term.sensor.variables == ("q", "v"):
-            e, d = observation_rows(Observation(term, _nearest(rs, t0).value, term.whitening(None), 0.0), x, n)
+            e, d = observation_rows(Observation(term, _nearest(rs, t0).value, term.whitening(None), 0.0), x)
             rows.append((e, d[:, n:2 * n]))
         elif term.sensor.variables == ("q",) and len(rs) > 1:
             first, last = min(rs, key=lambda r: r.t), max(rs, key=lambda r: r.t)

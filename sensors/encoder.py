@@ -17,10 +17,11 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
+from numba import njit
 
 from estimator.model import Body, Mechanism
 from sensors.base import Jacobians, SensorModel, SensorParams, check_noise, read_common, wrap_angle
-from sensors.geometry import LinearMap, angle, axis_map, position_map, segment_map
+from sensors.geometry import LinearMap, axis_angle, axis_map, position_map, segment_map
 from sensors.section import Section
 
 KIND = "encoder"
@@ -63,7 +64,9 @@ class Encoder(SensorModel):
         quantum = (2.0 * math.pi / spec.counts if spec.counts else 0.0) if self.wraps else spec.resolution
         self.params = replace(params, noise=replace(params.noise, quantum=quantum))
         if isinstance(spec, RotaryParams):
-            self._axes = [axis_map(mech, spec.body)] + ([axis_map(mech, spec.reference)] if spec.reference else [])
+            axes = [axis_map(mech, spec.body)] + ([axis_map(mech, spec.reference)] if spec.reference else [])
+            self._axis_matrices = np.array([axis.matrix for axis in axes])
+            self._axis_offsets = np.array([axis.offset for axis in axes])
         else:
             d = np.asarray(spec.direction)
             seg = (segment_map(mech, spec.reference, spec.point) if spec.reference is not None
@@ -111,14 +114,8 @@ class Encoder(SensorModel):
         """Rotary: h = wrap(φ_b − φ_a − zero) [rad]; linear: h = dᵀ(r_p − r_ref) − zero [m]; ∂h/∂q."""
         if not self.wraps:
             return self._line(q), [self._line.matrix] if jac else None
-        value, gradient = 0.0, np.zeros(q.shape[0])
-        for sign, axis in zip((1.0, -1.0), self._axes):
-            phi, d_u = angle(axis(q))
-            value += sign * phi
-            if jac:
-                gradient += sign * (d_u @ axis.matrix)
-        result = wrap_angle(np.array([value - self.spec.zero]))
-        return result, [gradient[None, :]] if jac else None
+        value, gradient = relative_angle(self._axis_matrices, self._axis_offsets, q)
+        return wrap_angle(np.array([value - self.spec.zero])), [gradient] if jac else None
 
     def present(self, values: np.ndarray) -> np.ndarray:
         """Single-turn: wrapped to (−π, π]; multi-turn: unwrapped along the sequence."""
@@ -127,3 +124,15 @@ class Encoder(SensorModel):
         wrapped = wrap_angle(values)
         return wrapped if self.spec.turns == "single" else np.unwrap(wrapped, axis=0)
 
+
+@njit(cache=True)
+def relative_angle(matrices: np.ndarray, offsets: np.ndarray, q: np.ndarray) -> tuple[float, np.ndarray]:
+    """φ_b − φ_a (unwrapped) [rad] and its gradient (1 x n) for the body axis u_b = matrices[0] q + offsets[0]
+    and, if given, the reference axis u_a = matrices[1] q + offsets[1] (sensors.geometry.axis_angle)."""
+    value, gradient = 0.0, np.zeros((1, q.shape[0]))
+    for i in range(matrices.shape[0]):
+        phi, d_q = axis_angle(matrices[i], offsets[i], q)
+        sign = 1.0 if i == 0 else -1.0
+        value += sign * phi
+        gradient[0] += sign * d_q
+    return value, gradient

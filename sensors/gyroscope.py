@@ -3,7 +3,8 @@
 h(q, q̇) = s ω,  ω = (u × u̇)/|u|² with u the body's x axis (sensors.geometry), s = +1 for a sensor
 whose sensitive axis points out of the plane (counter-clockwise positive), −1 if mounted upside
 down. The mounting point does not matter: every point of a rigid body turns at the same rate.
-∂h/∂q = s ∂ω/∂u D, ∂h/∂q̇ = s ∂ω/∂u̇ D (D: the constant matrix of u = D q + d0).
+∂h/∂q = s ∂ω/∂u D, ∂h/∂q̇ = s ∂ω/∂u̇ D (D: the constant matrix of u = D q + d0; compiled,
+sensors.geometry.axis_rate).
 """
 
 from __future__ import annotations
@@ -11,10 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from estimator.model import Body, Mechanism
 from sensors.base import Jacobians, SensorModel, SensorParams, check_noise, read_common
-from sensors.geometry import angular_velocity, axis_map
+from sensors.geometry import axis_map, axis_rate
 from sensors.section import Section
 
 KIND, UNITS = "gyroscope", "rad/s"
@@ -50,10 +52,13 @@ class Gyroscope(SensorModel):
 
     def measurement(self, q: np.ndarray, qd: np.ndarray, jac: bool = True) -> tuple[np.ndarray, Jacobians | None]:
         """h = s ω [rad/s]; Jacobians wrt (q, q̇)."""
-        d = self._axis.matrix
-        omega, d_u, d_ud = angular_velocity(self._axis(q), d @ qd)
-        s = self.gyro.sign
-        value = np.array([s * omega])
-        if not jac:
-            return value, None
-        return value, [s * (d_u @ d)[None, :], s * (d_ud @ d)[None, :]]
+        value, d_q, d_qd = signed_rate(self._axis.matrix, self._axis.offset, self.gyro.sign, q, qd)
+        return value, [d_q, d_qd] if jac else None
+
+
+@njit(cache=True)
+def signed_rate(matrix: np.ndarray, offset: np.ndarray, sign: float, q: np.ndarray,
+                qd: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """h = s ω (1,) of the axis u = D q + d0 and ∂h/∂q, ∂h/∂q̇ (1 x n each; sensors.geometry.axis_rate)."""
+    omega, d_q, d_qd = axis_rate(matrix, offset, q, qd)
+    return np.array([sign * omega]), (sign * d_q).reshape(1, -1), (sign * d_qd).reshape(1, -1)

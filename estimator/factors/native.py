@@ -4,6 +4,10 @@ A relation e = Σ_i A_i x_i − b (an integrator, estimator.factors.multistep; a
 numpy error function once, at x = 0 (b = −e(0), A_i = ∂e/∂x_i). Each factor is a
 ``gtsam.JacobianFactor`` inside a ``gtsam.LinearContainerFactor`` whose linearization point is
 x = 0, so GTSAM linearizes it at any x in C++: A Δx − (b − Σ A_i x_i).
+
+Built once per step by the online estimator: measured on the four-bar (two 23-vectors) 15 µs through
+a GaussianConditional, 8 µs with GTSAM's JacobianFactor constructors of one to three keys, which
+``factor`` therefore uses when it can.
 """
 
 from __future__ import annotations
@@ -24,16 +28,19 @@ class LinearRelation:
         self.noise, self.sizes = noise, tuple(sizes)
         self.blocks = [np.array(block, float) for block in jacobians]
         self.rhs = -np.asarray(error, float)
+        self._zeros = [np.zeros(size) for size in sizes]
 
     def factor(self, keys: Sequence[int]) -> gtsam.LinearContainerFactor:
         """The native factor on the variables ``keys``."""
-        terms = [(int(key), block) for key, block in zip(keys, self.blocks)]
-        # A GaussianConditional without frontal variables is a plain Jacobian factor over any number of
-        # keys (the Python JacobianFactor constructors stop at three).
-        linear = gtsam.JacobianFactor(gtsam.GaussianConditional(terms, 0, self.rhs, self.noise))
+        keys = [int(key) for key in keys]
+        if len(keys) <= 3:
+            linear = gtsam.JacobianFactor(*[v for pair in zip(keys, self.blocks) for v in pair], self.rhs, self.noise)
+        else:  # a GaussianConditional without frontal variables is a plain Jacobian factor over any number of keys
+            linear = gtsam.JacobianFactor(gtsam.GaussianConditional(list(zip(keys, self.blocks)), 0, self.rhs,
+                                                                    self.noise))
         origin = gtsam.Values()
-        for key, size in zip(keys, self.sizes):
-            origin.insert(int(key), np.zeros(size))
+        for key, zero in zip(keys, self._zeros):
+            origin.insert(key, zero)
         return gtsam.LinearContainerFactor(linear, origin)
 
 

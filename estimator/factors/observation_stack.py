@@ -20,120 +20,149 @@ linearized factor; only the error *value* GTSAM reports differs (w|e|² instead 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import cached_property
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from estimator.factors.estimation_state import EstimationLayout
-from sensors.base import SensorModel
+from sensors.base import LOSSES, SensorModel
 
 RowFunction = Callable[[np.ndarray, bool], tuple[np.ndarray, np.ndarray | None]]
 
 
 @dataclass(frozen=True)
 class SensorTerm:
-    """How sensor ``sensor`` reads x: for each variable block of sensor.variables its kind (``q``,
-    ``v``, ``a``, or ``l``/``f`` with the columns of x and the entries of the full vector they fill),
-    the bias columns, and the configured σ."""
+    """How sensor ``sensor`` reads x: its blocks (sensor.variables) stacked, a = T(δ) x with
+    T(δ) = T0 + δ T1 + δ²/2 T2 = Σ_i δ^i/i! ``lift[i]`` (the Taylor shift of q and q̇; selections of
+    λ and F into their full vectors), ``spans`` the (start, stop) of each block in a, the bias
+    columns and the configured σ."""
 
     sensor: SensorModel
-    blocks: tuple[tuple[str, slice | None, np.ndarray | None, int], ...]  # (kind, x columns, entries, full size)
+    lift: np.ndarray  # (3, Σ widths, layout.size)
+    spans: tuple[tuple[int, int], ...]
     bias: slice | None
     sigma: float
 
-    def whitening(self, cov: np.ndarray | None) -> float | np.ndarray:
-        """W with Wᵀ W = cov⁻¹: the scalar 1/σ of the configuration when ``cov`` is None."""
-        return 1.0 / self.sigma if cov is None else np.linalg.inv(np.linalg.cholesky(cov))
+    def whitening(self, cov: np.ndarray | None) -> np.ndarray:
+        """W with Wᵀ W = cov⁻¹: I/σ of the configuration when ``cov`` is None."""
+        return self.white if cov is None else np.linalg.inv(np.linalg.cholesky(cov))
+
+    @cached_property
+    def white(self) -> np.ndarray:
+        """I/σ, the whitening of the configured σ."""
+        return np.eye(self.sensor.dimension) / self.sigma
+
+    @cached_property
+    def robust(self) -> tuple[int, float]:
+        """The sensor's loss for the compiled rows: (0 none, 1 Huber, 2 Cauchy; threshold k)."""
+        loss = self.sensor.params.loss
+        return (0, 1.0) if loss is None else (LOSSES.index(loss.loss) + 1, loss.k)
 
 
 def sensor_term(sensor: SensorModel, index: int, layout: EstimationLayout, m: int,
                 actuators: int) -> SensorTerm | None:
     """The term of sensor number ``index`` in ``layout`` (m constraint rows, ``actuators`` actuators in the
     model); None when it reads a block the state does not carry (λ or F without dynamics, a known actuator)."""
-    blocks = []
+    n, identity = layout.n, np.eye(layout.n)
+    lifts, spans, start = [], [], 0
     for variable in sensor.variables:
         if variable in "qva":
-            blocks.append((variable, None, None, 0))
-            continue
-        entries = np.asarray(layout.rows if variable == "l" else layout.forces, int)
-        columns = layout.lam if variable == "l" else layout.force
-        full = m if variable == "l" else actuators
-        gradient = sensor.measurement(np.zeros(full), jac=True)[1][0]
-        if np.any(np.delete(gradient, entries, axis=1)):
-            return None
-        blocks.append((variable, columns, entries, full))
+            lift = np.zeros((3, n, layout.size))
+            first = "qva".index(variable)  # q(t) = q + δ q̇ + δ²/2 q̈, q̇(t) = q̇ + δ q̈, q̈(t) = q̈
+            for power, block in enumerate(range(first, 3)):
+                lift[power, :, block * n:(block + 1) * n] = identity
+        else:
+            entries = np.asarray(layout.rows if variable == "l" else layout.forces, int)
+            columns = np.arange(layout.size)[layout.lam if variable == "l" else layout.force]
+            full = m if variable == "l" else actuators
+            gradient = sensor.measurement(np.zeros(full), jac=True)[1][0]
+            if np.any(np.delete(gradient, entries, axis=1)):
+                return None
+            lift = np.zeros((3, full, layout.size))
+            lift[0, entries, columns] = 1.0
+        lifts.append(lift)
+        spans.append((start, start + lift.shape[1]))
+        start += lift.shape[1]
     bias = layout.bias_of(index) if sensor.params.bias_state else None
-    return SensorTerm(sensor, tuple(blocks), bias, sensor.params.noise.sample_sigma(sensor.params.rate))
+    return SensorTerm(sensor, np.concatenate(lifts, axis=1), tuple(spans), bias,
+                      sensor.params.noise.sample_sigma(sensor.params.rate))
 
 
 @dataclass(frozen=True)
 class Observation:
-    """One reading on its step: the sensor term, value z, whitening W (scalar or matrix) and stamp
-    offset δ = t − t_k [s]."""
+    """One reading on its step: the sensor term, value z, whitening W (a scalar is taken as W I) and
+    stamp offset δ = t − t_k [s]."""
 
     term: SensorTerm
     z: np.ndarray
     whitening: float | np.ndarray
     delta: float
 
-
-def _robust_scale(sensor: SensorModel, whitened: np.ndarray) -> float:
-    """√w of the sensor's M-estimator at |e| (module docstring)."""
-    loss = sensor.params.loss
-    norm = float(np.sqrt(whitened @ whitened))
-    weight = min(1.0, loss.k / max(norm, 1e-300)) if loss.loss == "huber" else 1.0 / (1.0 + (norm / loss.k) ** 2)
-    return float(np.sqrt(weight))
+    def __post_init__(self) -> None:
+        if np.ndim(self.whitening) == 0:
+            object.__setattr__(self, "whitening", self.whitening * np.eye(self.term.sensor.dimension))
 
 
-def observation_rows(observation: Observation, x: np.ndarray, n: int,
+@njit(cache=True)
+def _shifted(lift: np.ndarray, delta: float) -> np.ndarray:
+    """T(δ) = T0 + δ T1 + δ²/2 T2."""
+    return lift[0] + delta * lift[1] + (0.5 * delta * delta) * lift[2]
+
+
+@njit(cache=True)
+def _arguments(lift: np.ndarray, delta: float, x: np.ndarray) -> np.ndarray:
+    """a = T(δ) x, the sensor's blocks at its stamp."""
+    return _shifted(lift, delta) @ x
+
+
+@njit(cache=True)
+def _whitened(residual: np.ndarray, d_arguments: np.ndarray, lift: np.ndarray, delta: float, bias: int,
+              white: np.ndarray, loss: int, k: float) -> tuple[np.ndarray, np.ndarray]:
+    """e = √w W r and ∂e/∂x = √w W ((∂h/∂a) T(δ) + [I on the bias columns from ``bias``, if ≥ 0]),
+    w the M-estimator weight at |W r| (``loss`` 0 none, 1 Huber, 2 Cauchy; threshold k)."""
+    jacobian = d_arguments @ _shifted(lift, delta)
+    if bias >= 0:
+        for r in range(residual.shape[0]):
+            jacobian[r, bias + r] += 1.0
+    error = white @ residual
+    jacobian = white @ jacobian
+    norm = np.sqrt(error @ error)
+    weight = 1.0
+    if loss == 1:
+        weight = min(1.0, k / max(norm, 1e-300))
+    elif loss == 2:
+        weight = 1.0 / (1.0 + (norm / k) ** 2)
+    scale = np.sqrt(weight)
+    return scale * error, scale * jacobian
+
+
+def observation_rows(observation: Observation, x: np.ndarray,
                      jac: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
-    """Whitened, reweighted e and ∂e/∂x of one reading (module docstring): the Taylor shift's chain
-    rule is applied while the blocks are placed, ∂q(t)/∂(q, q̇, q̈) = (I, δI, δ²/2 I), ∂q̇(t)/∂(q̇, q̈) = (I, δI)."""
-    term, delta = observation.term, observation.delta
-    q, qd, qdd = x[:n], x[n:2 * n], x[2 * n:3 * n]
-    if delta:
-        q = q + delta * qd + (0.5 * delta * delta) * qdd
-        qd = qd + delta * qdd
-    args = []
-    for kind, columns, entries, full in term.blocks:
-        if kind in "qva":
-            args.append(q if kind == "q" else qd if kind == "v" else qdd)
-        else:
-            block = np.zeros(full)
-            block[entries] = x[columns]
-            args.append(block)
-    h, jacobians = term.sensor.measurement(*args, jac=jac)
+    """Whitened, reweighted e and ∂e/∂x of one reading (module docstring): the blocks at the reading's
+    stamp are a = T(δ) x, so ∂e/∂x = W (∂h/∂a) T(δ) (+ W on the bias columns).
+
+    Measured on the four-bar (perf_counter, per reading, this 2-core machine): 20–55 µs with the
+    Taylor shift, Jacobian placement, whitening and loss done in numpy; ~10 µs with the sensors'
+    measurements compiled (sensors.geometry, sensors.accelerometer) and the shift and the rest in
+    two compiled calls. (Forming T(δ) once per reading on arrival instead cost ~15 µs a reading in
+    ``add``.) The Jacobians are formed even for ``jac`` False (GTSAM asks for the error alone rarely),
+    so there is one path."""
+    term, sensor, delta = observation.term, observation.term.sensor, float(observation.delta)
+    arguments = _arguments(term.lift, delta, x)
+    h, jacobians = sensor.measurement(*[arguments[a:b] for a, b in term.spans], jac=True)
+    bias = -1
     if term.bias is not None:
-        h = h + x[term.bias]
-    error = term.sensor.residual(h, observation.z)
-    white = observation.whitening
-    error = white * error if isinstance(white, float) else white @ error
-    scale = 1.0 if term.sensor.params.loss is None else _robust_scale(term.sensor, error)
-    if not jac:
-        return scale * error, None
-    jacobian = np.zeros((h.shape[0], x.shape[0]))
-    for (kind, columns, entries, _), block in zip(term.blocks, jacobians):
-        if kind == "q":
-            jacobian[:, :n] = block
-            if delta:
-                jacobian[:, n:2 * n] += delta * block
-                jacobian[:, 2 * n:3 * n] += (0.5 * delta * delta) * block
-        elif kind == "v":
-            jacobian[:, n:2 * n] += block
-            if delta:
-                jacobian[:, 2 * n:3 * n] += delta * block
-        elif kind == "a":
-            jacobian[:, 2 * n:3 * n] += block
-        else:
-            jacobian[:, columns] = block[:, entries]
-    if term.bias is not None:
-        jacobian[:, term.bias] = np.eye(h.shape[0])
-    white = scale * white
-    return scale * error, white * jacobian if isinstance(white, float) else white @ jacobian
+        h, bias = h + x[term.bias], term.bias.start
+    error, jacobian = _whitened(sensor.residual(h, observation.z), jacobians[0] if len(jacobians) == 1
+                                else np.concatenate(jacobians, axis=1), term.lift, delta, bias,
+                                observation.whitening, *term.robust)
+    return error, jacobian if jac else None
 
 
 def stacked_step_error(model: RowFunction | None, model_weights: np.ndarray | None,
-                       observations: Sequence[Observation], n: int) -> Callable:
+                       observations: Sequence[Observation]) -> Callable:
     """e(x) = [model rows / σ; every reading's whitened rows] and [∂e/∂x] — one factor's error function
     (unit noise). ``model`` None: readings only (a late reading's own factor)."""
     observations = tuple(observations)
@@ -143,8 +172,8 @@ def stacked_step_error(model: RowFunction | None, model_weights: np.ndarray | No
         if model is not None:
             e, d = model(x, jac)
             parts.append((e * model_weights, d * model_weights[:, None] if jac else None))
-        parts += [observation_rows(obs, x, n, jac) for obs in observations]
+        parts += [observation_rows(obs, x, jac) for obs in observations]
         e = np.concatenate([p[0] for p in parts])
-        return (e, [np.vstack([p[1] for p in parts])]) if jac else (e, None)
+        return (e, [np.concatenate([p[1] for p in parts])]) if jac else (e, None)
 
     return error

@@ -84,6 +84,19 @@ def without_loss(term):
     return dataclasses.replace(term, sensor=sensor)
 
 
+@pytest.mark.parametrize("order", [2, 3])
+def test_the_prediction_satisfies_the_process_relation(order: int) -> None:
+    """x_k predicted from random past states (q̈, λ, F, b held) makes every row of the native process
+    factor vanish: its Adams-Moulton rows and its random walks, an independent formulation."""
+    est = estimator(dataclasses.replace(CONFIG, integrator_order=order))
+    rng = np.random.default_rng(3)
+    est._states = {j: rng.normal(size=est.layout.size) for j in range(4)}
+    relation = est._process[order]
+    states = [est._states[j] for j in range(4 - order, 3)] + [est._predict(3)]
+    residual = sum(block @ x for block, x in zip(relation.blocks, states)) - relation.rhs
+    assert np.max(np.abs(residual)) < 1e-12
+
+
 @pytest.mark.parametrize("sensor", ["coupler_gyro", "crank_encoder", "coupler_accelerometer", "rocker_load_cell"])
 @pytest.mark.parametrize("delta", [0.0, 3e-4])
 def test_observation_rows_jacobian_with_shift_and_bias(sensor: str, delta: float) -> None:
@@ -91,7 +104,7 @@ def test_observation_rows_jacobian_with_shift_and_bias(sensor: str, delta: float
     term = without_loss(est._terms[sensor])
     x = state(200, est, np.random.default_rng(1))
     observation = Observation(term, np.full(term.sensor.dimension, 0.3), term.whitening(None), delta)
-    assert_jacobian(lambda y, jac: observation_rows(observation, y, est.layout.n, jac), x)
+    assert_jacobian(lambda y, jac: observation_rows(observation, y, jac), x)
 
 
 def test_robust_loss_reweights_error_and_jacobian_by_the_same_factor() -> None:
@@ -100,9 +113,8 @@ def test_robust_loss_reweights_error_and_jacobian_by_the_same_factor() -> None:
     term = est._terms["coupler_gyro"]  # huber, k = 1.345
     x = state(200, est, np.random.default_rng(2))
     for z in (0.0, 5.0):
-        robust = observation_rows(Observation(term, np.array([z]), term.whitening(None), 0.0), x, est.layout.n)
-        plain = observation_rows(Observation(without_loss(term), np.array([z]), term.whitening(None), 0.0), x,
-                                 est.layout.n)
+        robust = observation_rows(Observation(term, np.array([z]), term.whitening(None), 0.0), x)
+        plain = observation_rows(Observation(without_loss(term), np.array([z]), term.whitening(None), 0.0), x)
         scale = np.sqrt(min(1.0, 1.345 / abs(plain[0][0])))
         np.testing.assert_allclose(robust[0], scale * plain[0], rtol=1e-12)
         np.testing.assert_allclose(robust[1], scale * plain[1], rtol=1e-12)
@@ -118,8 +130,8 @@ def test_a_reading_off_the_grid_is_compared_at_its_own_stamp() -> None:
     x = np.zeros(est.layout.size)
     x[:15] = np.concatenate((truth.q[k], truth.qd[k], truth.qdd[k]))
     later = term.sensor.measurement(truth.q[k + 1], jac=False)[0]
-    shifted = observation_rows(Observation(term, later, 1.0, 1e-3), x, mech.n, False)[0]
-    nearest = observation_rows(Observation(term, later, 1.0, 0.0), x, mech.n, False)[0]
+    shifted = observation_rows(Observation(term, later, 1.0, 1e-3), x, False)[0]
+    nearest = observation_rows(Observation(term, later, 1.0, 0.0), x, False)[0]
     assert abs(shifted[0]) < 1e-6 and abs(nearest[0]) > 1e-4
 
 
