@@ -24,13 +24,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from estimator.errors import MechanismFileError
 from estimator.expressions import ExpressionError, evaluate
 from estimator.mass import assemble_gravity_force, assemble_mass_matrix
 from estimator.model import (ANGLE, CONSTRAINT_WIDTH, DISTANCE, LINEAR, ONE, ZERO, Actuator, Arrays, Body,
                              Mechanism)
+from estimator.yaml_file import read_yaml
 
 TOP_KEYS = {"parameters", "points", "planar_bodies", "relative_coordinates", "gravity", "constraints",
             "forces", "actuators", "name", "description"}
@@ -140,18 +140,7 @@ class _Reader:
 def load_mechanism(path: str | Path) -> Mechanism:
     """Parse and validate a mechanism file; raises MechanismFileError naming entry and problem."""
     path = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise MechanismFileError(path, "", f"cannot read file ({exc.strerror})") from None
-    try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise MechanismFileError(path, "", f"invalid YAML{where}: {problem}") from None
-    return build_mechanism(document, path)
+    return build_mechanism(read_yaml(path), path)
 
 
 def build_mechanism(document: Any, path: str = "<mechanism>") -> Mechanism:

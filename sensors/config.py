@@ -11,10 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from estimator.errors import MbstateError
 from estimator.model import Mechanism
+from estimator.yaml_file import read_yaml
 from sensors.accelerometer import Accelerometer
 from sensors.base import SensorModel
 from sensors.encoder import Encoder
@@ -73,14 +72,4 @@ def build_sensors(document: Any, mech: Mechanism, source: str) -> SensorSet:
 
 def load_sensors(path: str | Path, mech: Mechanism) -> SensorSet:
     """Read and validate a sensor file for ``mech``."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise MbstateError(f"{path}: cannot read ({exc.strerror})") from None
-    except UnicodeDecodeError:
-        raise MbstateError(f"{path}: not a text file") from None
-    try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise MbstateError(f"{path}: invalid YAML ({str(exc).splitlines()[0]})") from None
-    return build_sensors(document, mech, str(path))
+    return build_sensors(read_yaml(path), mech, str(path))

@@ -15,11 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from estimator.errors import MbstateError
 from estimator.mechanism_file import load_mechanism
 from estimator.model import Mechanism
+from estimator.yaml_file import read_yaml
 from sensors.config import SensorSet, load_sensors
 from sensors.section import Section
 
@@ -161,16 +160,7 @@ def load_node_config(path: str | Path, estimator_config: EstimatorConfigReader |
     ``mechanism`` / ``sensors`` replace the files the configuration names (the demo uses its
     packaged copies).
     """
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise MbstateError(f"{path}: cannot read ({exc.strerror})") from None
-    except UnicodeDecodeError:
-        raise MbstateError(f"{path}: not a text file") from None
-    try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise MbstateError(f"{path}: invalid YAML ({str(exc).splitlines()[0]})") from None
+    document = read_yaml(path)
     source, base = str(path), Path(path).parent
     top = Section(source, "(top)", document)
     mechanism_path = _file(top, "mechanism", base, mechanism)
