@@ -3,6 +3,7 @@ file and the key named, and the demo's packaged copies match the repository's co
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from conftest import MECHANISMS, REPO
 
 from estimator.errors import MbstateError
 from estimator.node.config import LogParams, NodeParams, load_node_config
+from estimator.online_config import EstimatorConfig
 from replay.demo import DATA_FILES
 
 EXAMPLE = REPO / "configs" / "estimator" / "fourbar.yaml"
@@ -88,3 +90,13 @@ def test_the_demo_ships_copies_of_the_repository_configurations() -> None:
     for key, name in DATA_FILES.items():
         assert (data / name).read_text(encoding="utf-8") == originals[key].read_text(encoding="utf-8"), (
             f"estimator/data/{name} differs from {originals[key].relative_to(REPO)}: copy it over")
+
+
+def test_example_estimator_section_shows_the_defaults() -> None:
+    """The fully commented example lists every estimator key with its default (house style): only
+    ``unknown_forces`` differs, so the file cannot drift from estimator/online_config.py."""
+    example = load_node_config(REPO / "configs" / "estimator" / "fourbar.yaml").estimator
+    defaults = EstimatorConfig()
+    differing = {f.name for f in dataclasses.fields(EstimatorConfig)
+                 if getattr(example, f.name) != getattr(defaults, f.name)}
+    assert differing == {"unknown_forces"}
