@@ -51,8 +51,9 @@ class EstimatorConfig:
       marginal covariance per step: measured ~0.1 ms on the four-bar, see estimator.benchmarks.node).
     Load (estimator.online_estimator module docstring)
       ``latency_budget_ms`` [ms] per step; ``max_coalesce`` [steps] most grid steps per smoother update
-      at the deepest degradation level; ``recover_steps`` steps in a row under ``recover_fraction`` of
-      the budget before stepping back one level; ``max_pending`` readings kept for unprocessed steps.
+      at the deepest degradation level; after ``recover_steps`` steps without an overrun the level steps
+      back by one if their mean latency is under ``recover_fraction`` of the budget; ``max_pending``
+      readings kept for unprocessed steps.
     """
 
     rate: float = 1000.0

@@ -253,6 +253,37 @@ def test_slow_steps_degrade_coalesce_and_recover_level_by_level() -> None:
     assert sum("recovered" in e.flags for e in out) == 4
 
 
+class PatternClock:
+    """Each update (two clock reads) lasts the next duration of ``durations`` [s], cyclically."""
+
+    def __init__(self, durations: list[float]) -> None:
+        self.durations, self.now, self.reads = durations, 0.0, 0
+
+    def __call__(self) -> float:
+        if self.reads % 2:
+            self.now += self.durations[(self.reads // 2) % len(self.durations)]
+        self.reads += 1
+        return self.now
+
+
+def test_recovery_is_judged_on_the_mean_latency_not_on_every_step() -> None:
+    """One 3.5 ms update (budget 1 ms) degrades to level 1; then nine steps of 0.2 ms and one of 0.8 ms
+    (over half the budget, under the budget) in turn: no overrun, mean 0.26 ms < 0.5 ms, so the level
+    comes back to 0 after recover_steps steps although no 20 steps in a row are all under half."""
+    _, _, _, readings = case()
+    clock = PatternClock([3.5e-3])
+    config = dataclasses.replace(CONFIG, recover_steps=20, max_coalesce=1)
+    est = estimator(config, clock)
+    run_until(est, readings, 0.1)
+    assert est.counters["level"] == 1 and est.counters["overruns"] > 0
+    overruns = est.counters["overruns"]
+    clock.durations, clock.reads = [2e-4] * 9 + [8e-4], 0
+    out = run_until(est, [r for r in readings if r.t > 0.1], 0.2)
+    assert est.counters["overruns"] == overruns
+    assert est.counters["level"] == 0 and est.counters["recoveries"] == 1
+    assert sum("recovered" in e.flags for e in out) == 1
+
+
 def test_pending_readings_are_bounded() -> None:
     _, _, _, readings = case()
     est = estimator(dataclasses.replace(CONFIG, max_pending=5))
