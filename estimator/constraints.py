@@ -160,22 +160,26 @@ def velocity_term_gradient(q, qd, constants, c_kind, c_idx):
     return out
 
 
+def constraint_derivatives(mech: Mechanism, q: np.ndarray,
+                           hessian: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(Φ, Φq, Φqq) at q from one call of the compiled kernel (Φqq empty unless ``hessian``)."""
+    a = mech.arrays
+    return constraint_terms(np.asarray(q, float), a.constants, a.c_kind, a.c_idx, a.c_coef, hessian)
+
+
 def constraint_values(mech: Mechanism, q: np.ndarray) -> np.ndarray:
     """Φ(q), shape (m,)."""
-    a = mech.arrays
-    return constraint_terms(np.asarray(q, float), a.constants, a.c_kind, a.c_idx, a.c_coef, False)[0]
+    return constraint_derivatives(mech, q)[0]
 
 
 def constraint_jacobian(mech: Mechanism, q: np.ndarray) -> np.ndarray:
     """Φq(q), shape (m, n)."""
-    a = mech.arrays
-    return constraint_terms(np.asarray(q, float), a.constants, a.c_kind, a.c_idx, a.c_coef, False)[1]
+    return constraint_derivatives(mech, q)[1]
 
 
 def constraint_hessians(mech: Mechanism, q: np.ndarray) -> np.ndarray:
     """Φqq(q), shape (m, n, n): the Hessian of every row."""
-    a = mech.arrays
-    return constraint_terms(np.asarray(q, float), a.constants, a.c_kind, a.c_idx, a.c_coef, True)[2]
+    return constraint_derivatives(mech, q, True)[2]
 
 
 def jacobian_rate(mech: Mechanism, q: np.ndarray, qd: np.ndarray) -> np.ndarray:

@@ -85,7 +85,9 @@ def force_terms(q, qd, constants, q_force, spring_idx, spring_par, torsion_idx, 
     return force, dq, dqd
 
 
-def _terms(mech: Mechanism, q: np.ndarray, qd: np.ndarray, jacobians: bool):
+def generalized_force_terms(mech: Mechanism, q: np.ndarray, qd: np.ndarray,
+                            jacobians: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(Q, ∂Q/∂q, ∂Q/∂q̇) from one call of the compiled kernel (empty derivatives unless ``jacobians``)."""
     a: Arrays = mech.arrays
     return force_terms(np.asarray(q, float), np.asarray(qd, float), a.constants, a.q_force, a.spring_idx,
                        a.spring_par, a.torsion_idx, a.torsion_par, a.torque_idx, a.torque_val, jacobians)
@@ -93,12 +95,12 @@ def _terms(mech: Mechanism, q: np.ndarray, qd: np.ndarray, jacobians: bool):
 
 def generalized_forces(mech: Mechanism, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
     """Q(q, q̇) [N, N·m], shape (n,)."""
-    return _terms(mech, q, qd, False)[0]
+    return generalized_force_terms(mech, q, qd, False)[0]
 
 
 def force_jacobians(mech: Mechanism, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(∂Q/∂q, ∂Q/∂q̇), each (n, n)."""
-    _, dq, dqd = _terms(mech, q, qd, True)
+    _, dq, dqd = generalized_force_terms(mech, q, qd, True)
     return dq, dqd
 
 

@@ -18,7 +18,7 @@ Constraints, one scalar row each (kinds in estimator.constraints):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any

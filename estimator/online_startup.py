@@ -21,7 +21,7 @@ import numpy as np
 from estimator.constraints import constraint_jacobian
 from estimator.dynamics.forward import multipliers
 from estimator.dynamics.lagrange import accelerations
-from estimator.factors.constraint_factors import constraint_derivatives
+from estimator.constraints import constraint_derivatives
 from estimator.factors.estimation_state import EstimationLayout
 from estimator.factors.observation_stack import Observation, SensorTerm, observation_rows
 from estimator.kinematics import solve_acceleration_problem, solve_position_problem

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from estimator.constraints import constraint_terms
+from estimator.constraints import constraint_derivatives
 from estimator.dynamics.inverse import drive_indices, multipliers_and_drive_forces
 from estimator.errors import MbstateError
 from estimator.forces import force_jacobians, generalized_forces
@@ -54,27 +54,22 @@ class Equilibrium:
     iterations: int
 
 
-def _terms(mech: Mechanism, q: np.ndarray, hessian: bool):
-    a = mech.arrays
-    return constraint_terms(np.asarray(q, float), a.constants, a.c_kind, a.c_idx, a.c_coef, hessian)
-
-
 def tangent_stiffness(mech: Mechanism, q: np.ndarray, lam: np.ndarray) -> np.ndarray:
     """K = −∂Q/∂q + Σ_i λ_i Φqq_i at rest, shape (n, n)."""
     dq, _ = force_jacobians(mech, q, np.zeros(mech.n))
-    return -dq + np.tensordot(lam, _terms(mech, q, True)[2], axes=1)
+    return -dq + np.tensordot(lam, constraint_derivatives(mech, q, True)[2], axes=1)
 
 
 def equilibrium_residual(mech: Mechanism, q: np.ndarray, lam: np.ndarray, free: np.ndarray) -> np.ndarray:
     """r = [(Q − Φqᵀ λ)_free; Φ] (see the module docstring)."""
-    phi, jac, _ = _terms(mech, q, False)
+    phi, jac, _ = constraint_derivatives(mech, q)
     force = generalized_forces(mech, q, np.zeros(mech.n)) - jac.T @ lam
     return np.concatenate((force[free], phi))
 
 
 def equilibrium_jacobian(mech: Mechanism, q: np.ndarray, lam: np.ndarray, free: np.ndarray) -> np.ndarray:
     """∂r/∂(q_free, λ), shape (n_free + m, n_free + m)."""
-    jac = _terms(mech, q, False)[1][:, free]
+    jac = constraint_derivatives(mech, q)[1][:, free]
     top = np.hstack((-tangent_stiffness(mech, q, lam)[np.ix_(free, free)], -jac.T))
     bottom = np.hstack((jac, np.zeros((mech.m, mech.m))))
     return np.vstack((top, bottom))
@@ -82,7 +77,7 @@ def equilibrium_jacobian(mech: Mechanism, q: np.ndarray, lam: np.ndarray, free: 
 
 def reduced_stiffness_eigenvalues(mech: Mechanism, q: np.ndarray, lam: np.ndarray, free: np.ndarray) -> np.ndarray:
     """Eigenvalues (ascending) of Nᵀ sym(K) N over the free motions allowed by the constraints."""
-    jac = _terms(mech, q, False)[1][:, free]
+    jac = constraint_derivatives(mech, q)[1][:, free]
     _, singular, vt = np.linalg.svd(jac) if mech.m else (None, np.zeros(0), np.eye(int(free.sum())))
     rank = int(np.sum(singular > RANK_TOLERANCE * max(singular.max(initial=0.0), 1.0)))
     basis = vt[rank:].T
@@ -118,7 +113,7 @@ def solve_statics(mech: Mechanism, hold: Mapping[str, float] | None = None, q_gu
         raise MbstateError(str(exc)) from None
     zero = np.zeros(mech.n)
     force = generalized_forces(mech, q, zero)
-    lam = multipliers_and_drive_forces(_terms(mech, q, False)[1], force, held)[0]
+    lam = multipliers_and_drive_forces(constraint_derivatives(mech, q)[1], force, held)[0]
     scale = max(1.0, float(np.max(np.abs(force), initial=0.0)))
     nf = int(free.sum())
 
@@ -135,7 +130,7 @@ def solve_statics(mech: Mechanism, hold: Mapping[str, float] | None = None, q_gu
         q[free] += step[:nf]
         lam += step[nf:]
         residual, iterations = equilibrium_residual(mech, q, lam, free), iterations + 1
-    lam, held_force, _ = multipliers_and_drive_forces(_terms(mech, q, False)[1], generalized_forces(mech, q, zero),
+    lam, held_force, _ = multipliers_and_drive_forces(constraint_derivatives(mech, q)[1], generalized_forces(mech, q, zero),
                                                       held)
     eigenvalues = reduced_stiffness_eigenvalues(mech, q, lam, free)
     stable, verdict = _verdict(eigenvalues, max(1.0, float(np.max(np.abs(tangent_stiffness(mech, q, lam))))))

@@ -12,16 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from estimator.constraints import constraint_terms, velocity_term_gradient
+from estimator.constraints import constraint_derivatives, velocity_term_gradient
 from estimator.kinematics import RANK_TOLERANCE
 from estimator.linalg import pivot_columns
 from estimator.model import Mechanism
-
-
-def constraint_derivatives(mech: Mechanism, q: np.ndarray, hessian: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(Φ, Φq, Φqq) at q from one call of the compiled kernel (Φqq empty unless ``hessian``)."""
-    a = mech.arrays
-    return constraint_terms(q, a.constants, a.c_kind, a.c_idx, a.c_coef, hessian)
 
 
 def independent_constraint_rows(mech: Mechanism, q: np.ndarray) -> np.ndarray:

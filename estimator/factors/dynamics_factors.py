@@ -19,11 +19,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from estimator.constraints import constraint_derivatives
 from estimator.errors import MbstateError
-from estimator.factors.constraint_factors import (acceleration_constraint_terms, constraint_derivatives,
-                                                  weighted_hessian)
+from estimator.factors.constraint_factors import acceleration_constraint_terms, weighted_hessian
 from estimator.factors.identity import scaled_identity
-from estimator.forces import force_terms
+from estimator.forces import generalized_force_terms
 from estimator.model import Mechanism
 
 def actuator_selection(mech: Mechanism, coordinates: Sequence[int] | None = None) -> np.ndarray:
@@ -35,14 +35,6 @@ def actuator_selection(mech: Mechanism, coordinates: Sequence[int] | None = None
     selection = np.zeros((mech.n, len(coordinates)))
     selection[list(coordinates), np.arange(len(coordinates))] = 1.0
     return selection
-
-
-def generalized_force_terms(mech: Mechanism, q: np.ndarray, qd: np.ndarray,
-                            jac: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(Q, ∂Q/∂q, ∂Q/∂q̇) from one call of the compiled kernel (empty derivatives unless ``jac``)."""
-    a = mech.arrays
-    return force_terms(q, qd, a.constants, a.q_force, a.spring_idx, a.spring_par, a.torsion_idx, a.torsion_par,
-                       a.torque_idx, a.torque_val, jac)
 
 
 def multiplier_dynamics_error(mech: Mechanism, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, lam: np.ndarray,

@@ -24,7 +24,8 @@ from functools import cached_property, partial
 import gtsam
 import numpy as np
 
-from estimator.factors.constraint_factors import acceleration_constraint_terms, constraint_derivatives
+from estimator.constraints import constraint_derivatives
+from estimator.factors.constraint_factors import acceleration_constraint_terms
 from estimator.factors.multistep import adams_moulton_error
 from estimator.factors.native import LinearRelation
 from estimator.factors.stacked_state import StateLayout, integrator_on_states

@@ -26,14 +26,14 @@ from functools import partial
 
 import numpy as np
 
+from estimator.constraints import constraint_derivatives
 from estimator.factors.adapter import ErrorFunction
 from estimator.factors.constraint_factors import (acceleration_constraint_error, acceleration_constraint_terms,
-                                                  constraint_derivatives, independent_constraint_rows,
-                                                  position_constraint_error,
+                                                  independent_constraint_rows, position_constraint_error,
                                                   velocity_constraint_error, weighted_hessian)
-from estimator.factors.dynamics_factors import generalized_force_terms
 from estimator.factors.identity import scaled_identity
 from estimator.factors.stacking import stack
+from estimator.forces import generalized_force_terms
 from estimator.kinematics import independent_coordinates
 from estimator.model import Mechanism
 

@@ -26,12 +26,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from estimator.constraints import constraint_terms, velocity_term_gradient
-from estimator.factors.constraint_factors import (acceleration_constraint_terms, constraint_derivatives,
-                                                  weighted_hessian)
-from estimator.factors.dynamics_factors import generalized_force_terms
+from estimator.constraints import constraint_derivatives, constraint_terms, velocity_term_gradient
+from estimator.factors.constraint_factors import acceleration_constraint_terms, weighted_hessian
 from estimator.factors.independent_coordinates import IndependentCoordinates
-from estimator.forces import force_terms
+from estimator.forces import force_terms, generalized_force_terms
 from estimator.model import Mechanism
 
 

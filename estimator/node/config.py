@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from estimator.errors import MbstateError
 from estimator.mechanism_file import load_mechanism
 from estimator.model import Mechanism
 from estimator.yaml_file import read_yaml
