@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from estimator.collector import steady_collection
 from estimator.model import Mechanism
 from estimator.node.config import NodeConfig
 from estimator.node.intake import EstimatorFactory, intake_for, online_estimator
@@ -44,10 +45,11 @@ def replay(path: str | Path, config: NodeConfig, estimator_factory: EstimatorFac
     messages = read_log(path).readings
     intake = intake_for(config, estimator_factory(config, clock))
     started, estimates = time.monotonic(), []
-    for done, message in enumerate(paced(messages) if realtime else messages, start=1):
-        estimates += intake.handle(message)
-        if progress is not None:
-            progress(done, len(messages))
+    with steady_collection():
+        for done, message in enumerate(paced(messages) if realtime else messages, start=1):
+            estimates += intake.handle(message)
+            if progress is not None:
+                progress(done, len(messages))
     return ReplayResult(estimates=estimates, status=intake.status(time.monotonic() - started))
 
 

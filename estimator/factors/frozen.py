@@ -26,9 +26,13 @@ class FreezeSwitch:
     on: bool = False
 
 
-def freezable(fn: ErrorFunction, switch: FreezeSwitch) -> ErrorFunction:
-    """``fn(x, jac)`` of one vector variable with the memory and the frozen mode of the module docstring."""
+def freezable(fn: ErrorFunction, switch: FreezeSwitch,
+              known: tuple[np.ndarray, tuple[np.ndarray, list[np.ndarray]]] | None = None) -> ErrorFunction:
+    """``fn(x, jac)`` of one vector variable with the memory and the frozen mode of the module docstring;
+    ``known`` = (x0, (e0, [J0])) fills the memory with a linearization already computed."""
     last: list = [None, None, None]  # bytes of x0, x0, (e0, [J0])
+    if known is not None:
+        last[:] = known[0].tobytes(), known[0], known[1]
 
     def remembered(x: np.ndarray, jac: bool = True) -> tuple[np.ndarray, list[np.ndarray] | None]:
         key = x.tobytes()

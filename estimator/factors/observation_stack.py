@@ -161,6 +161,13 @@ def observation_rows(observation: Observation, x: np.ndarray,
     return error, jacobian if jac else None
 
 
+def weighted_model_rows(model: RowFunction, weights: np.ndarray, x: np.ndarray,
+                        jac: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+    """The model rows divided by their σ (``weights`` = 1/σ) and their Jacobian."""
+    e, d = model(x, jac)
+    return e * weights, (d * weights[:, None] if jac else None)
+
+
 def stacked_step_error(model: RowFunction | None, model_weights: np.ndarray | None,
                        observations: Sequence[Observation]) -> Callable:
     """e(x) = [model rows / σ; every reading's whitened rows] and [∂e/∂x] — one factor's error function
@@ -168,12 +175,37 @@ def stacked_step_error(model: RowFunction | None, model_weights: np.ndarray | No
     observations = tuple(observations)
 
     def error(x: np.ndarray, jac: bool = True) -> tuple[np.ndarray, list[np.ndarray] | None]:
-        parts = []
-        if model is not None:
-            e, d = model(x, jac)
-            parts.append((e * model_weights, d * model_weights[:, None] if jac else None))
+        parts = [weighted_model_rows(model, model_weights, x, jac)] if model is not None else []
         parts += [observation_rows(obs, x, jac) for obs in observations]
         e = np.concatenate([p[0] for p in parts])
         return (e, [np.concatenate([p[1] for p in parts])]) if jac else (e, None)
 
     return error
+
+
+class LinearizedStep:
+    """The rows of one step's factor, linearized at the step's initial guess ``x0`` piece by piece: the
+    model rows when the step is drafted, each reading's rows when it is added. The online estimator
+    drafts step k as soon as step k − 1 is solved, so a step's readings are linearized as they arrive
+    and its update only stacks them (``linearization``); ``error_function`` is the whole e(x) of
+    ``stacked_step_error``, for GTSAM's relinearizations away from x0."""
+
+    def __init__(self, model: RowFunction, model_weights: np.ndarray, x0: np.ndarray) -> None:
+        self.model, self.model_weights, self.x0 = model, model_weights, x0
+        self.observations: list[Observation] = []
+        self._rows = [weighted_model_rows(model, model_weights, x0)]
+
+    def add(self, observation: Observation) -> None:
+        self.observations.append(observation)
+        self._rows.append(observation_rows(observation, self.x0))
+
+    def drop_oldest(self) -> None:
+        """Forget the oldest reading (the estimator's bound on pending readings)."""
+        del self.observations[0], self._rows[1]
+
+    def linearization(self) -> tuple[np.ndarray, list[np.ndarray]]:
+        """(e(x0), [∂e/∂x(x0)]), as ``error_function`` gives them at x0."""
+        return np.concatenate([r[0] for r in self._rows]), [np.concatenate([r[1] for r in self._rows])]
+
+    def error_function(self) -> Callable:
+        return stacked_step_error(self.model, self.model_weights, self.observations)

@@ -32,6 +32,7 @@ from typing import Any
 import zmq
 from zmq.utils.monitor import recv_monitor_message
 
+from estimator.collector import steady_collection
 from estimator.errors import MbstateError
 from estimator.node.config import NodeConfig
 from estimator.node.intake import EstimatorFactory, intake_for, log_header, online_estimator
@@ -110,8 +111,9 @@ class Node:
         LOGGER.info("node: input %s, estimates %s, control %s%s", self.endpoints["sub"], self.endpoints["pub"],
                     self.endpoints["control"], f", log {self.log.path}" if self.log else "")
         try:
-            while not self.stop_requested.is_set():
-                self.step(POLL_MS)
+            with steady_collection():
+                while not self.stop_requested.is_set():
+                    self.step(POLL_MS)
         finally:
             restore()
 

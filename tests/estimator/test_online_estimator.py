@@ -16,7 +16,8 @@ from estimator.benchmarks.node import accuracy, feed, scenario
 from estimator.errors import MbstateError
 from estimator.factors.estimation_state import dynamics_rows, kinematic_rows
 from estimator.factors.keys import X
-from estimator.factors.observation_stack import Observation, observation_rows
+from estimator.factors.frozen import FreezeSwitch, freezable
+from estimator.factors.observation_stack import LinearizedStep, Observation, observation_rows, stacked_step_error
 from estimator.online_config import EstimatorConfig
 from estimator.online_estimator import FixedClock, OnlineEstimator
 from sensors.messages import Reading
@@ -133,6 +134,36 @@ def test_a_reading_off_the_grid_is_compared_at_its_own_stamp() -> None:
     shifted = observation_rows(Observation(term, later, 1.0, 1e-3), x, False)[0]
     nearest = observation_rows(Observation(term, later, 1.0, 0.0), x, False)[0]
     assert abs(shifted[0]) < 1e-6 and abs(nearest[0]) > 1e-4
+
+
+def test_a_step_linearized_reading_by_reading_equals_its_whole_error_function() -> None:
+    """LinearizedStep (the model rows when drafted, each reading's rows as it arrives) against
+    stacked_step_error evaluated once at x0, also after the oldest reading is dropped; a factor's
+    error function seeded with it answers a linearization at x0 without evaluating anything."""
+    est = estimator()
+    x0 = state(200, est, np.random.default_rng(4))
+    observations = [Observation(term, np.full(term.sensor.dimension, 0.3), term.whitening(None), delta)
+                    for term, delta in zip(est._terms.values(), (-4e-4, 0.0, 2e-4, 5e-4))]
+    rows = LinearizedStep(est._model, est._weights, x0)
+    for observation in observations:
+        rows.add(observation)
+    for expected in (observations, observations[1:]):
+        e, [jacobian] = rows.linearization()
+        whole_e, [whole_jacobian] = stacked_step_error(est._model, est._weights, expected)(x0)
+        np.testing.assert_array_equal(e, whole_e)
+        np.testing.assert_array_equal(jacobian, whole_jacobian)
+        rows.drop_oldest()
+    evaluated = []
+
+    def counted(x, jac=True):
+        evaluated.append(x)
+        return rows.error_function()(x, jac)
+
+    seeded = freezable(counted, FreezeSwitch(), (x0, rows.linearization()))
+    np.testing.assert_array_equal(seeded(x0.copy())[0], rows.linearization()[0])
+    assert evaluated == []
+    seeded(x0 + 1e-3)
+    assert len(evaluated) == 1
 
 
 def test_start_up_waits_for_every_sensor_then_solves_the_initial_state() -> None:
@@ -293,6 +324,21 @@ def test_pending_readings_are_bounded() -> None:
     assert all(est.add(r) == "pending" for r in future)
     assert est.counters["dropped"] >= len(future) - 5 and est._pending_count == 5
     assert t == est._grid.t0
+
+
+def test_readings_of_the_drafted_step_count_towards_the_bound() -> None:
+    """The next step is drafted once the previous one is out, and its readings are linearized as they
+    arrive: they are pending readings like any other, dropped oldest first beyond max_pending."""
+    _, _, _, readings = case()
+    est = estimator(dataclasses.replace(CONFIG, max_pending=5))
+    run_until(est, readings, 0.05)
+    gyro = next(r for r in readings if r.sensor == "coupler_gyro")
+    offsets = 1e-5 * np.arange(8)
+    before = est._pending_count  # readings already in for steps not yet processed
+    assert all(est.add(dataclasses.replace(gyro, t=est._grid.time(est._next) + d)) == "pending" for d in offsets)
+    assert est._draft.step == est._next
+    assert [o.delta for o in est._draft.rows.observations[-3:]] == pytest.approx(list(offsets[-3:]))
+    assert est.counters["dropped"] == before + 8 - 5 and est._pending_count == 5
 
 
 def test_reset_returns_to_start_up_and_keeps_counters() -> None:
