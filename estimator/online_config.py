@@ -44,8 +44,10 @@ class EstimatorConfig:
       [m/s, rad/s]: σ of the start prior on q and q̇ around the start-up solution (q̈ and λ get
       ``free_sigma``, loose).
     Solver
-      ``relinearize_threshold`` (iSAM2, on every component of the stacked state), ``factorization``
-      CHOLESKY or QR.
+      ``relinearize_threshold``: null (default) — never relinearize: each step's factor is linearized
+      once, at the step's prediction, and added as a native linear factor (no Python callback in
+      GTSAM); a number — iSAM2 relinearizes a state whose update exceeds it in any component, and
+      the step's factor, a Python factor, is evaluated there again. ``factorization`` CHOLESKY or QR.
     Output
       ``publish_sigmas``: marginal standard deviations of q, q̇ and F in every estimate (one iSAM2
       marginal covariance per step: measured ~0.1 ms on the four-bar, see estimator.benchmarks.node).
@@ -72,7 +74,7 @@ class EstimatorConfig:
     position_sigma: float = 1e-2
     velocity_sigma: float = 1.0
     free_sigma: float = 1e3
-    relinearize_threshold: float = 10.0
+    relinearize_threshold: float | None = None
     factorization: str = "QR"
     publish_sigmas: bool = False
     latency_budget_ms: float = 1.0
@@ -90,7 +92,8 @@ class EstimatorConfig:
                 raise MbstateError(f"estimator.{name}: must be a positive number, got {getattr(self, name)!r}")
         checks = (("lag", self.lag >= 1, "at least 1 step"), ("delay_steps", 0.0 <= self.delay_steps < 1.0,
                   "in [0, 1)"), ("integrator_order", self.integrator_order in (2, 3), "2 or 3"),
-                  ("relinearize_threshold", self.relinearize_threshold >= 0.0, "at least 0"),
+                  ("relinearize_threshold", self.relinearize_threshold is None or self.relinearize_threshold >= 0.0,
+                   "null or at least 0"),
                   ("factorization", self.factorization in FACTORIZATIONS, f"one of {', '.join(FACTORIZATIONS)}"),
                   ("max_coalesce", self.max_coalesce >= 1, "at least 1"), ("recover_steps", self.recover_steps >= 1,
                   "at least 1"), ("recover_fraction", 0.0 < self.recover_fraction <= 1.0, "in (0, 1]"),
@@ -118,6 +121,8 @@ class EstimatorConfig:
             name, default = spec.name, spec.default
             if name == "unknown_forces":
                 values[name] = _actuator_names(section, mech)
+            elif name == "relinearize_threshold" and section.raw(name) is None:
+                values[name] = None
             elif isinstance(default, bool):
                 values[name] = section.flag(name, default)
             elif isinstance(default, str):

@@ -43,7 +43,7 @@ class SmootherOptions:
 
     ``lag``: steps kept behind the newest (N_w). ``backend``: ``incremental`` (GTSAM's
     IncrementalFixedLagSmoother: iSAM2, relinearizing variables whose update exceeds
-    ``relinearize_threshold``, checked every ``relinearize_skip`` updates; ``factorization`` CHOLESKY
+    ``relinearize_threshold`` (None: never), checked every ``relinearize_skip`` updates; ``factorization`` CHOLESKY
     or QR) or ``batch`` (BatchFixedLagSmoother: Levenberg-Marquardt over the window at every step,
     elimination ``ordering`` COLAMD or METIS, multifrontal ``factorization``; iSAM2 picks
     its own constrained COLAMD ordering). ``extra_iterations``: further updates without new factors
@@ -55,7 +55,7 @@ class SmootherOptions:
     backend: str = "incremental"
     factorization: str = "CHOLESKY"
     ordering: str = "COLAMD"
-    relinearize_threshold: float = 1e-3
+    relinearize_threshold: float | None = 1e-3
     relinearize_skip: int = 1
     extra_iterations: int = 0
     recovery_sigma: float = 1e-9
@@ -68,7 +68,8 @@ class SmootherOptions:
                                      ("ordering", self.ordering, ORDERINGS)):
             if value not in allowed:
                 raise MbstateError(f"unknown {name} '{value}' (choose from {', '.join(allowed)})")
-        if self.relinearize_skip < 1 or self.extra_iterations < 0 or not self.relinearize_threshold >= 0.0:
+        threshold_ok = self.relinearize_threshold is None or self.relinearize_threshold >= 0.0
+        if self.relinearize_skip < 1 or self.extra_iterations < 0 or not threshold_ok:
             raise MbstateError("need relinearize_skip >= 1, extra_iterations >= 0 and relinearize_threshold >= 0")
         if not self.recovery_sigma > 0.0:
             raise MbstateError(f"recovery_sigma must be positive, got {self.recovery_sigma}")
@@ -83,7 +84,10 @@ def new_gtsam_smoother(options: SmootherOptions) -> gtsam.FixedLagSmoother:
         return gtsam.BatchFixedLagSmoother(float(options.lag), params)
     params = gtsam.ISAM2Params()
     params.setFactorization(options.factorization)
-    params.setRelinearizeThreshold(options.relinearize_threshold)
+    if options.relinearize_threshold is None:
+        params.enableRelinearization = False
+    else:
+        params.setRelinearizeThreshold(options.relinearize_threshold)
     params.relinearizeSkip = options.relinearize_skip
     params.findUnusedFactorSlots = True  # else the factor list grows by the marginalized slots, step after step
     return gtsam.IncrementalFixedLagSmoother(float(options.lag), params)

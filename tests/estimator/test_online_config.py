@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
+
 import pytest
-from conftest import MECHANISMS
+import yaml
+from conftest import MECHANISMS, REPO
 
 from estimator.errors import MbstateError
 from estimator.mechanism_file import load_mechanism
@@ -21,6 +25,25 @@ def test_defaults_are_valid_and_empty_section_gives_them() -> None:
     assert EstimatorConfig().dt == pytest.approx(1e-3)
 
 
+def test_the_readme_table_gives_the_defaults() -> None:
+    """configs/estimator/README.md lists every estimator key with the default of EstimatorConfig."""
+    text = (REPO / "configs" / "estimator" / "README.md").read_text()
+    section = text.split("## `estimator`")[1].split("\n## ")[0]
+    table = dict(re.findall(r"^\| `(\w+)` \| ([^|]+?) \|", section, re.MULTILINE))
+    defaults = {field.name: field.default for field in dataclasses.fields(EstimatorConfig)}
+    assert set(table) == set(defaults)
+    for key, default in defaults.items():
+        documented = yaml.safe_load(table[key])
+        if isinstance(documented, str) and re.fullmatch(r"[0-9.]+e-?[0-9]+", documented):
+            documented = float(documented)  # YAML 1.1 reads 1e-3 as text
+        assert (tuple(documented) if isinstance(documented, list) else documented) == default, key
+
+
+def test_relinearize_threshold_null_is_never() -> None:
+    assert read({"relinearize_threshold": None}).relinearize_threshold is None
+    assert read({"relinearize_threshold": 0.1}).relinearize_threshold == 0.1
+
+
 def test_keys_are_read_with_their_types() -> None:
     config = read({"rate": 500, "lag": 12, "unknown_forces": ["motor"], "dynamics": False, "factorization": "CHOLESKY",
                    "force_random_walk": 3.5, "publish_sigmas": True, "latency_budget_ms": 2})
@@ -34,6 +57,7 @@ def test_keys_are_read_with_their_types() -> None:
     ({"rate": -1}, "estimator.rate: must be a positive number"),
     ({"lag": 2.5}, "estimator.lag: must be a whole number"),
     ({"lag": 0}, "estimator.lag: must be at least 1 step"),
+    ({"relinearize_threshold": -1}, "estimator.relinearize_threshold: must be null or at least 0"),
     ({"dynamics": "yes"}, "estimator.dynamics: must be true or false"),
     ({"factorization": "LU"}, "estimator.factorization: must be one of CHOLESKY, QR"),
     ({"unknown_forces": ["brake"]}, "estimator.unknown_forces: unknown actuator 'brake' (known: motor)"),

@@ -256,6 +256,17 @@ def test_kinematics_only_ignores_the_load_cell_and_computes_forces_by_inverse_dy
     assert crank < 2 * np.pi / 4096 / 4 and torque < 1.0
 
 
+def test_native_step_factors_equal_python_factors_never_relinearized() -> None:
+    """relinearize_threshold null (each step factor a native factor, linearized once) against a
+    threshold never reached (Python factors whose memory answers GTSAM at the prediction): two code
+    paths, the same numbers."""
+    mech, sensors, _, readings = case()
+    native, python = (feed(mech, sensors, dataclasses.replace(CONFIG, relinearize_threshold=threshold), readings,
+                           FixedClock())[0] for threshold in (None, 1e9))
+    assert len(native) == len(python)
+    assert all(np.array_equal(a.q, b.q) and a.forces == b.forces for a, b in zip(native, python))
+
+
 def test_replay_with_a_fixed_clock_is_deterministic() -> None:
     mech, sensors, _, readings = case()
     first, second = (feed(mech, sensors, CONFIG, readings, FixedClock())[0] for _ in range(2))

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from estimator.factors.keys import X
-from estimator.factors.native import LinearRelation
+from estimator.factors.native import LinearRelation, linearized_factor
 
 
 @pytest.mark.parametrize("count", [1, 2, 3, 4])
@@ -32,3 +32,17 @@ def test_native_factor_error_matches_its_error_function(count: int) -> None:
         values.insert(key, x)
     expected = 0.5 * np.sum((error(*xs)[0] / sigmas) ** 2)
     assert factor.error(values) == pytest.approx(expected, rel=1e-12)
+
+
+def test_linearized_factor_is_the_first_order_expansion_about_its_point() -> None:
+    rng = np.random.default_rng(7)
+    x0, e0, jacobian = rng.normal(size=3), rng.normal(size=5), rng.normal(size=(5, 3))
+    factor = linearized_factor(gtsam.noiseModel.Unit.Create(5), X(0), x0, e0, jacobian)
+    x = x0 + 0.1 * rng.normal(size=3)
+    values = gtsam.Values()
+    values.insert(X(0), x)
+    expected = e0 + jacobian @ (x - x0)
+    assert factor.error(values) == pytest.approx(0.5 * expected @ expected, rel=1e-12)
+    a, b = factor.linearize(values).jacobian()
+    np.testing.assert_allclose(a, jacobian, rtol=1e-12)
+    np.testing.assert_allclose(b, -expected, rtol=1e-12)
