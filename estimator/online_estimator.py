@@ -21,10 +21,11 @@ Steps drafted ahead. Once the estimates of an update are out (at the next ``add`
 is drafted: its initial guess predicted from the solved states, its model rows linearized there and
 its process factor built (``DraftStep``); each of its readings is linearized at the guess on arrival
 (observation_stack.LinearizedStep). When the step is due, its update only stacks those rows into
-the step's factor, whose memory answers GTSAM's linearization at the guess (estimator.factors.frozen),
-and runs the smoother. The same rows, computed earlier: the numbers do not change. Measured on the
-benchmark's four-bar (estimator.benchmarks.node, this 2-core machine): the update's time p50 0.42 →
-0.26 ms. A garbage collection that falls due is run there too, between steps (estimator.collector).
+the step's factor (the native one, or a Python factor whose memory holds that linearization,
+estimator.factors.frozen) and runs the smoother. The same rows, computed earlier: the numbers do not
+change. Measured on the benchmark's four-bar (estimator.benchmarks.node, this 2-core machine): the
+update's time p50 0.42 → 0.26 ms. A garbage collection that falls due is run there too, between
+steps (estimator.collector).
 
 Readings. A reading attaches to its nearest step, evaluated at its own stamp through the step's
 derivatives (the Taylor shift of observation_stack; no interpolating factor). Disposition:

@@ -29,6 +29,7 @@ from functools import cache
 import numpy as np
 
 from estimator.benchmarks import CONFIGS, Stalls, Timing, machine, machine_stalls
+from estimator.cli.arguments import positive_int
 from estimator.cli.simulate import with_actuator_forces
 from estimator.collector import steady_collection
 from estimator.dynamics.forward import ForwardOptions, consistent_initial_state, integrate, multipliers
@@ -165,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--t-end", type=float, default=5.0, help="simulated time [s] (default 5)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the sensor noise (default 1)")
-    parser.add_argument("--repeat", type=int, default=1,
+    parser.add_argument("--repeat", type=positive_int, default=1,
                         help="runs of the default case, each reported (default 1); the other cases run once")
     args = parser.parse_args(argv)
     mech, sensors, truth, readings = scenario(args.t_end, args.seed)
