@@ -73,3 +73,26 @@ def test_a_genuinely_singular_step_fails_after_one_recovery():
 def test_bad_options_are_errors(options):
     with pytest.raises(MbstateError):
         SmootherOptions(**options)
+
+
+def test_update_for_returns_the_states_asked_for_and_keeps_the_window_on_request():
+    """update_for (GTSAM computes the requested states only) against update (the whole window), on a
+    chain of 2-vectors with a prior, relative measurements and an absolute one per step."""
+    full, lean = FixedLagSmoother(SmootherOptions(lag=3)), FixedLagSmoother(SmootherOptions(lag=3))
+    rng = np.random.default_rng(5)
+    unit = gtsam.noiseModel.Unit.Create(2)
+    for k in range(12):
+        key = gtsam.symbol("s", k)
+        graph, values = gtsam.NonlinearFactorGraph(), gtsam.Values()
+        graph.add(gtsam.PriorFactorVector(key, rng.normal(size=2), unit))
+        if k:
+            graph.add(gtsam.BetweenFactorVector(gtsam.symbol("s", k - 1), key, rng.normal(size=2), unit))
+        values.insert(key, np.zeros(2))
+        window = full.update(graph, values, {key: float(k)})
+        previous = gtsam.symbol("s", max(k - 1, 0))
+        newest, before = lean.update_for(graph, values, {key: float(k)}, [key, previous])
+        np.testing.assert_allclose(newest, window.atVector(key), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(before, window.atVector(previous), rtol=0, atol=1e-12)
+    lean.keep_window()
+    oldest = gtsam.symbol("s", 8)
+    np.testing.assert_allclose(lean.estimate(oldest), full.estimate(oldest), rtol=0, atol=1e-12)
