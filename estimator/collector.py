@@ -23,8 +23,11 @@ from contextlib import contextmanager
 
 @contextmanager
 def steady_collection() -> Iterator[None]:
-    """Freeze the objects alive now and collect only through ``collect_if_due`` until the block ends."""
-    was_enabled = gc.isenabled()
+    """Freeze the objects alive now and collect only through ``collect_if_due`` until the block ends;
+    nothing changes if automatic collection is already off (a nested block, or the host's choice)."""
+    if not gc.isenabled():
+        yield
+        return
     gc.collect()
     gc.freeze()
     gc.disable()
@@ -32,8 +35,7 @@ def steady_collection() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
-        if was_enabled:
-            gc.enable()
+        gc.enable()
 
 
 def collect_if_due() -> int:

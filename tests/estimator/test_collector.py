@@ -46,3 +46,12 @@ def test_steady_collection_freezes_disables_and_restores() -> None:
         # three collections of the one below it have run
         assert generations[:13] == [0, 0, 0, 1] * 3 + [2]
     assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_a_nested_block_leaves_the_outer_one_as_it_is() -> None:
+    with steady_collection():
+        frozen = gc.get_freeze_count()
+        with steady_collection():
+            assert not gc.isenabled()
+        assert not gc.isenabled() and gc.get_freeze_count() == frozen
+    assert gc.isenabled() and gc.get_freeze_count() == 0
