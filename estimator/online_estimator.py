@@ -60,7 +60,8 @@ the demo sat at level 4 although level 0 is well inside the budget. Level 1 ("de
 marginal sigmas and, with relinearization on, factors answer relinearizations from their last
 linearization (first-order error, no model evaluation; estimator.factors.frozen); level L ≥ 2 also coalesces
 c = min(L, max_coalesce) grid steps into one smoother update ("coalesced": the first c − 1 steps
-wait for the last). Pending readings are bounded, so the input never grows without limit.
+wait for the last). A level that changes nothing is skipped: without relinearization and without
+published sigmas (the defaults) the first overrun goes to level 2 and recovery from 2 to 0. Pending readings are bounded, so the input never grows without limit.
 With a clock that does not advance (``FixedClock()``) every latency is 0 and replay is fully
 deterministic; ``FixedClock(tick)`` makes every update last ``tick`` seconds (tests of degradation).
 """
@@ -178,7 +179,9 @@ class OnlineEstimator:
         self._freeze = FreezeSwitch()
         self._unit: dict[int, gtsam.noiseModel.Base] = {}
         self._counters: dict[str, int] = dict.fromkeys(COUNTERS, 0)
-        self._max_level = config.max_coalesce if config.max_coalesce >= 2 else 1
+        # the degradation levels (module docstring, Load) that change something in this configuration
+        first_helps = config.relinearize_threshold is not None or config.publish_sigmas
+        self._levels = [0] + [1] * first_helps + list(range(2, config.max_coalesce + 1))
         self.reset()
         self._counters["resets"] = 0
         self._warm_up(assembled)
@@ -462,14 +465,14 @@ class OnlineEstimator:
         recovered = False
         if share > budget:
             self._counters["overruns"] += steps
-            self._level = min(self._level + 1, self._max_level)
+            self._level = self._levels[min(self._levels.index(self._level) + 1, len(self._levels) - 1)]
             self._calm, self._calm_seconds = 0, 0.0
         else:
             self._calm += steps
             self._calm_seconds += share * steps
             if self._calm >= self.config.recover_steps:
                 if self._level and self._calm_seconds < self.config.recover_fraction * budget * self._calm:
-                    self._level -= 1
+                    self._level = self._levels[self._levels.index(self._level) - 1]
                     self._counters["recoveries"] += 1
                     recovered = True
                 self._calm, self._calm_seconds = 0, 0.0

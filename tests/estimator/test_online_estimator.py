@@ -275,13 +275,16 @@ def test_replay_with_a_fixed_clock_is_deterministic() -> None:
                for a, b in zip(first, second))
 
 
-def test_slow_steps_degrade_coalesce_and_recover_level_by_level() -> None:
+@pytest.mark.parametrize("threshold, levels", [(None, 3), (1e9, 4)])
+def test_slow_steps_degrade_coalesce_and_recover_level_by_level(threshold: float | None, levels: int) -> None:
     """A clock that makes every update last 3.5 ms (budget 1 ms): overruns raise the level up to
     coalescing max_coalesce = 4 steps (0.875 ms per step: under budget, so it stays there); a fast
-    clock then lowers the level one step at a time after recover_steps calm steps each."""
+    clock then lowers the level one step at a time after recover_steps calm steps each. Level 1
+    (fewer relinearizations, no sigmas) is skipped when it changes nothing: 0, 2, 3, 4 by default,
+    0 … 4 with relinearization on."""
     _, _, _, readings = case()
     clock = FixedClock(3.5e-3)  # the clock is read twice per update: 3.5 ms between
-    config = dataclasses.replace(CONFIG, recover_steps=20, max_coalesce=4)
+    config = dataclasses.replace(CONFIG, recover_steps=20, max_coalesce=4, relinearize_threshold=threshold)
     est = estimator(config, clock)
     out = run_until(est, readings, 0.3)
     counters = est.counters
@@ -291,8 +294,8 @@ def test_slow_steps_degrade_coalesce_and_recover_level_by_level() -> None:
     assert [e.step for e in out] == list(range(len(out)))  # every step still published once, in order
     clock.tick = 0.0
     out = run_until(est, [r for r in readings if r.t > 0.3], T_END)
-    assert est.counters["level"] == 0 and est.counters["recoveries"] == 4
-    assert sum("recovered" in e.flags for e in out) == 4
+    assert est.counters["level"] == 0 and est.counters["recoveries"] == levels
+    assert sum("recovered" in e.flags for e in out) == levels
 
 
 class PatternClock:
@@ -314,7 +317,7 @@ def test_recovery_is_judged_on_the_mean_latency_not_on_every_step() -> None:
     comes back to 0 after recover_steps steps although no 20 steps in a row are all under half."""
     _, _, _, readings = case()
     clock = PatternClock([3.5e-3])
-    config = dataclasses.replace(CONFIG, recover_steps=20, max_coalesce=1)
+    config = dataclasses.replace(CONFIG, recover_steps=20, max_coalesce=1, relinearize_threshold=1e9)
     est = estimator(config, clock)
     run_until(est, readings, 0.1)
     assert est.counters["level"] == 1 and est.counters["overruns"] > 0
