@@ -11,7 +11,10 @@ a 2-element array ``[kind, body]``:
   ``t``, ``seq``, ``value``, optional ``cov``), appended before it is processed;
 - ``["truth", map]`` — ground truth of a simulation: ``t`` [s], ``q``, ``qd``, ``qdd``, ``lam``
   and ``f`` (actuator forces in the header's ``actuators`` order), lists of floats;
-- ``["estimate", map]`` — an estimate (same keys as truth, written by the estimator node).
+- ``["estimate", map]`` — an estimate (same keys as truth, written by the estimator node);
+- ``["control", map]`` — a command the node carried out that changes what it computes:
+  ``command`` ("reset") and ``readings``, the number of reading records before it (replay applies
+  it there).
 
 Records are written in the order they happen. The writer flushes every ``flush_records`` records
 and whenever ``flush_seconds`` have passed since the last flush (checked at each write), and on
@@ -34,7 +37,7 @@ import numpy as np
 from estimator.errors import MbstateError
 
 FORMAT, VERSION = "mbstate-log", 1
-KINDS = ("header", "reading", "truth", "estimate")
+KINDS = ("header", "reading", "truth", "estimate", "control")
 
 
 class LogWriter:
@@ -134,19 +137,20 @@ def records(path: str | Path) -> Iterator[tuple[str, dict[str, Any]]]:
 
 @dataclass
 class Log:
-    """A log read whole: the header, the reading maps, and truth / estimate records by kind."""
+    """A log read whole: the header, the reading maps, and truth / estimate / control records by kind."""
 
     header: dict[str, Any]
     readings: list[dict[str, Any]] = field(default_factory=list)
     truth: list[dict[str, Any]] = field(default_factory=list)
     estimates: list[dict[str, Any]] = field(default_factory=list)
+    controls: list[dict[str, Any]] = field(default_factory=list)
 
 
 def read_log(path: str | Path) -> Log:
     """Read a whole log (tolerating a truncated last record)."""
     iterator = records(path)
     log = Log(header=next(iterator)[1])
-    lists = {"reading": log.readings, "truth": log.truth, "estimate": log.estimates}
+    lists = {"reading": log.readings, "truth": log.truth, "estimate": log.estimates, "control": log.controls}
     for kind, body in iterator:
         if kind == "header":
             raise MbstateError(f"{path}: a second header record")

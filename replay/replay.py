@@ -4,13 +4,15 @@ Every ``reading`` record of the log goes, in file order, through
 estimator.node.intake.Intake.handle — the method the live node runs for each message it receives
 (it records every message before processing it). Same messages, same order, same estimator calls:
 the same estimates, step for step, as long as the estimator did not degrade on the live run (its
-degradation follows measured latency: flagged in the estimates and counted), and no ``reset``
-command was given (control commands are not recorded).
+degradation follows measured latency: flagged in the estimates and counted). A ``reset`` command
+the node carried out is in the log as a ``control`` record after the readings it followed, and
+replay resets there too.
 """
 
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from estimator.collector import steady_collection
+from estimator.errors import MbstateError
 from estimator.model import Mechanism
 from estimator.node.config import NodeConfig
 from estimator.node.intake import EstimatorFactory, intake_for, online_estimator
@@ -40,17 +43,32 @@ class ReplayResult:
 def replay(path: str | Path, config: NodeConfig, estimator_factory: EstimatorFactory = online_estimator,
            realtime: bool = False, progress: Progress | None = None,
            clock: Callable[[], float] = time.perf_counter) -> ReplayResult:
-    """Run the log's readings through a fresh estimator; ``realtime``: at the pace of their stamps;
-    ``progress(done, total)`` is called after each reading."""
-    messages = read_log(path).readings
+    """Run the log's readings through a fresh estimator, with the node's resets where they happened;
+    ``realtime``: at the pace of their stamps; ``progress(done, total)`` is called after each reading."""
+    log = read_log(path)
+    messages, resets = log.readings, reset_positions(path, log.controls)
     intake = intake_for(config, estimator_factory(config, clock))
     started, estimates = time.monotonic(), []
     with steady_collection():
         for done, message in enumerate(paced(messages) if realtime else messages, start=1):
+            for _ in range(resets[done - 1]):
+                intake.reset()
             estimates += intake.handle(message)
             if progress is not None:
                 progress(done, len(messages))
     return ReplayResult(estimates=estimates, status=intake.status(time.monotonic() - started))
+
+
+def reset_positions(path: str | Path, controls: Sequence[dict[str, Any]]) -> Counter:
+    """How many ``reset`` control records precede reading number i (0-based), by i."""
+    positions: Counter = Counter()
+    for control in controls:
+        readings = control.get("readings")
+        if control.get("command") != "reset" or not isinstance(readings, int) or readings < 0:
+            raise MbstateError(f"{path}: a control record that is not a reset after a count of readings: "
+                               f"{str(control)[:80]}")
+        positions[readings] += 1
+    return positions
 
 
 def estimates_trajectory(mech: Mechanism, estimates: Sequence[Any]) -> Trajectory:

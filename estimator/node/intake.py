@@ -78,6 +78,7 @@ class Intake:
         self.latency = LatencyWindow()
         self.tracks = {name: SensorTrack() for name in self.dimensions}
         self.newest: float | None = None
+        self.recorded = 0  # reading records written to the log
 
     def receive(self, data: bytes) -> list[Any]:
         """Handle the bytes of one socket message; the estimates it completed."""
@@ -94,6 +95,7 @@ class Intake:
         self.counters.received += 1
         if self.log is not None and isinstance(message, dict):
             self.log.reading(message)
+            self.recorded += 1
         try:
             reading = validate(message, self.dimensions)
         except MessageError as exc:
@@ -145,7 +147,10 @@ class Intake:
         self.throttle.warn(f"malformed {reason}", text)
 
     def reset(self) -> None:
-        """Forget every reading (the ``reset`` command): estimator, per-sensor stamps, newest stamp."""
+        """Forget every reading (the ``reset`` command): estimator, per-sensor stamps, newest stamp;
+        recorded as a ``control`` record after the readings recorded so far, for replay."""
+        if self.log is not None:
+            self.log.write("control", {"command": "reset", "readings": self.recorded})
         self.estimator.reset()
         self.tracks = {name: SensorTrack() for name in self.dimensions}
         self.newest = None

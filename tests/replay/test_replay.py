@@ -14,11 +14,12 @@ import zmq
 from fake_estimator import FakeConfig, fake_factory
 from node_harness import RunningNode, encoder, estimates, write_config
 
+from estimator.errors import MbstateError
 from estimator.node.config import load_node_config
 from estimator.online_estimator import FixedClock, OnlineEstimator
 from estimator.timeseries import read_csv, write_csv
 from replay.demo import crank_truth
-from replay.log import LogWriter
+from replay.log import LogWriter, read_log
 from replay.pacing import paced
 from replay.publish import publish
 from replay.replay import estimates_trajectory, replay
@@ -112,3 +113,35 @@ def test_publish_without_a_node_is_a_clear_error() -> None:
 
     with pytest.raises(MbstateError, match="no subscriber at tcp://127.0.0.1:9 within 0.2 s"):
         publish([encoder(0.0, 0)], "tcp://127.0.0.1:9", wait_s=0.2)
+
+
+def test_a_reset_on_the_live_node_is_recorded_and_replayed(tmp_path) -> None:
+    """The live node gets readings, a ``reset`` command, then readings from a later time (it starts
+    again); replay of its log resets at the same place and gives the same estimates."""
+    config = load_node_config(write_config(tmp_path, "{unknown_forces: [motor]}"))
+    truth = crank_truth(config.mech, 0.3)
+    readings = [r.to_map() for r in simulate_readings(config.sensors.sensors, truth, 4)]
+    first = [r for r in readings if r["t"] < 0.1]
+    later = [r for r in readings if r["t"] >= 0.15]
+    with RunningNode(config, fixed_clock_estimator) as running:
+        running.send(*first)
+        running.wait_received(len(first), timeout=30.0)
+        assert running.request({"command": "reset"})["ok"]
+        running.send(*later)
+        running.wait_received(len(first) + len(later), timeout=30.0)
+        live = estimates(running.collect(1.0))
+    log = read_log(tmp_path / "run.log")
+    assert log.controls == [{"command": "reset", "readings": len(first)}]
+    result = replay(tmp_path / "run.log", config, fixed_clock_estimator)
+    assert sum("startup" in e.flags for e in result.estimates) == 2  # started, reset, started again
+    assert len(live) == len(result.estimates) > 100
+    for message, estimate in zip(live, result.estimates):
+        assert message["step"] == estimate.step and message["q"] == estimate.q.tolist()
+
+
+def test_a_control_record_that_is_not_a_reset_count_is_a_clear_error(tmp_path) -> None:
+    config = load_node_config(write_config(tmp_path))
+    with LogWriter(tmp_path / "bad.log", {}) as log:
+        log.write("control", {"command": "reset", "readings": "three"})
+    with pytest.raises(MbstateError, match="bad.log: a control record that is not a reset"):
+        replay(tmp_path / "bad.log", config, fixed_clock_estimator)
