@@ -12,9 +12,13 @@ a 2-element array ``[kind, body]``:
 - ``["truth", map]`` — ground truth of a simulation: ``t`` [s], ``q``, ``qd``, ``qdd``, ``lam``
   and ``f`` (actuator forces in the header's ``actuators`` order), lists of floats;
 - ``["estimate", map]`` — an estimate (same keys as truth, written by the estimator node);
+- ``["raw", map]`` — a received message that is not a msgpack map (undecodable bytes, or another
+  msgpack type): ``data``, its bytes verbatim, appended before it is processed;
 - ``["control", map]`` — a command the node carried out that changes what it computes:
-  ``command`` ("reset") and ``readings``, the number of reading records before it (replay applies
-  it there).
+  ``command`` ("reset"), at its place among the readings.
+
+Readings, raw messages and control records are the node's input, in the order it took them
+(``Log.inputs``): replay and publish go through them in that order.
 
 Records are written in the order they happen. The writer flushes every ``flush_records`` records
 and whenever ``flush_seconds`` have passed since the last flush (checked at each write), and on
@@ -37,7 +41,8 @@ import numpy as np
 from estimator.errors import MbstateError
 
 FORMAT, VERSION = "mbstate-log", 1
-KINDS = ("header", "reading", "truth", "estimate", "control")
+KINDS = ("header", "reading", "truth", "estimate", "raw", "control")
+INPUTS = ("reading", "raw", "control")
 
 
 class LogWriter:
@@ -69,6 +74,10 @@ class LogWriter:
     def reading(self, message: dict[str, Any]) -> None:
         """Append a sensor message map (sensors.messages.Reading.to_map())."""
         self.write("reading", message)
+
+    def raw(self, data: bytes) -> None:
+        """Append a received message that is not a msgpack map, verbatim."""
+        self.write("raw", {"data": data})
 
     def state(self, kind: str, t: float, **blocks: np.ndarray) -> None:
         """Append a ``truth`` or ``estimate`` record: t and named vectors (q, qd, qdd, lam, f)."""
@@ -119,7 +128,9 @@ class LogFollower:
 
 def _checked(path: Path, record: Any) -> tuple[str, dict[str, Any]]:
     if (not isinstance(record, list) or len(record) != 2 or record[0] not in KINDS
-            or not isinstance(record[1], dict)):
+            or not isinstance(record[1], dict)
+            or (record[0] == "raw" and not isinstance(record[1].get("data"), bytes))
+            or (record[0] == "control" and not isinstance(record[1].get("command"), str))):
         raise MbstateError(f"{path}: not an mbstate log record: {str(record)[:80]}")
     return record[0], record[1]
 
@@ -137,22 +148,26 @@ def records(path: str | Path) -> Iterator[tuple[str, dict[str, Any]]]:
 
 @dataclass
 class Log:
-    """A log read whole: the header, the reading maps, and truth / estimate / control records by kind."""
+    """A log read whole: the header, the reading maps, truth and estimate records, and the node's input
+    in order (``inputs``: (kind, body) of every reading, raw and control record)."""
 
     header: dict[str, Any]
     readings: list[dict[str, Any]] = field(default_factory=list)
     truth: list[dict[str, Any]] = field(default_factory=list)
     estimates: list[dict[str, Any]] = field(default_factory=list)
-    controls: list[dict[str, Any]] = field(default_factory=list)
+    inputs: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
 
 def read_log(path: str | Path) -> Log:
     """Read a whole log (tolerating a truncated last record)."""
     iterator = records(path)
     log = Log(header=next(iterator)[1])
-    lists = {"reading": log.readings, "truth": log.truth, "estimate": log.estimates, "control": log.controls}
+    lists = {"reading": log.readings, "truth": log.truth, "estimate": log.estimates}
     for kind, body in iterator:
         if kind == "header":
             raise MbstateError(f"{path}: a second header record")
-        lists[kind].append(body)
+        if kind in lists:
+            lists[kind].append(body)
+        if kind in INPUTS:
+            log.inputs.append((kind, body))
     return log

@@ -42,14 +42,15 @@ def connect_publisher(context: zmq.Context, endpoint: str, wait_s: float = 5.0) 
 
 def publish(messages: Iterable[Any], endpoint: str = DEFAULT_ENDPOINT, speed: float | None = 1.0,
             stop: threading.Event | None = None, wait_s: float = 5.0) -> int:
-    """Send ``messages`` to ``endpoint`` at ``speed`` times real time by their stamps (None: as fast
-    as possible); returns how many were sent. ``stop`` ends it early."""
+    """Send ``messages`` (msgpack-encoded; bytes as they are) to ``endpoint`` at ``speed`` times real
+    time by their stamps (None: as fast as possible); returns how many were sent. ``stop`` ends it
+    early."""
     context = zmq.Context()
     try:
         socket = connect_publisher(context, endpoint, wait_s)
         sent = 0
         for message in paced(messages, speed, stop) if speed else messages:
-            socket.send(msgpack.packb(message, use_bin_type=True))
+            socket.send(message if isinstance(message, bytes) else msgpack.packb(message, use_bin_type=True))
             sent += 1
         return sent
     finally:
@@ -57,5 +58,6 @@ def publish(messages: Iterable[Any], endpoint: str = DEFAULT_ENDPOINT, speed: fl
 
 
 def log_messages(path: str | Path) -> list[Any]:
-    """The recorded sensor messages of a log, in order."""
-    return read_log(path).readings
+    """The messages a log recorded, in order: reading maps, and the bytes of raw records (control
+    records are commands to the node, not messages of its input socket)."""
+    return [body if kind == "reading" else body["data"] for kind, body in read_log(path).inputs if kind != "control"]

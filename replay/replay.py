@@ -12,7 +12,6 @@ replay resets there too.
 from __future__ import annotations
 
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,7 @@ from estimator.collector import steady_collection
 from estimator.errors import MbstateError
 from estimator.model import Mechanism
 from estimator.node.config import NodeConfig
-from estimator.node.intake import EstimatorFactory, intake_for, online_estimator
+from estimator.node.intake import EstimatorFactory, Intake, intake_for, online_estimator
 from estimator.timeseries import Trajectory
 from replay.log import read_log
 from replay.pacing import paced
@@ -43,32 +42,31 @@ class ReplayResult:
 def replay(path: str | Path, config: NodeConfig, estimator_factory: EstimatorFactory = online_estimator,
            realtime: bool = False, progress: Progress | None = None,
            clock: Callable[[], float] = time.perf_counter) -> ReplayResult:
-    """Run the log's readings through a fresh estimator, with the node's resets where they happened;
-    ``realtime``: at the pace of their stamps; ``progress(done, total)`` is called after each reading."""
-    log = read_log(path)
-    messages, resets = log.readings, reset_positions(path, log.controls)
+    """Run the log's input (readings, raw messages, resets) through a fresh estimator; ``realtime``: at
+    the pace of the readings' stamps; ``progress(done, total)`` is called after each input record."""
+    inputs = read_log(path).inputs
     intake = intake_for(config, estimator_factory(config, clock))
+    kinds, bodies = [kind for kind, _ in inputs], [body for _, body in inputs]
     started, estimates = time.monotonic(), []
     with steady_collection():
-        for done, message in enumerate(paced(messages) if realtime else messages, start=1):
-            for _ in range(resets[done - 1]):
-                intake.reset()
-            estimates += intake.handle(message)
+        for done, (kind, body) in enumerate(zip(kinds, paced(bodies) if realtime else bodies), start=1):
+            estimates += take_input(path, intake, kind, body)
             if progress is not None:
-                progress(done, len(messages))
+                progress(done, len(inputs))
     return ReplayResult(estimates=estimates, status=intake.status(time.monotonic() - started))
 
 
-def reset_positions(path: str | Path, controls: Sequence[dict[str, Any]]) -> Counter:
-    """How many ``reset`` control records precede reading number i (0-based), by i."""
-    positions: Counter = Counter()
-    for control in controls:
-        readings = control.get("readings")
-        if control.get("command") != "reset" or not isinstance(readings, int) or readings < 0:
-            raise MbstateError(f"{path}: a control record that is not a reset after a count of readings: "
-                               f"{str(control)[:80]}")
-        positions[readings] += 1
-    return positions
+def take_input(path: str | Path, intake: Intake, kind: str, body: dict[str, Any]) -> list[Any]:
+    """One input record through the node's path: a reading map to ``handle``, a raw message's bytes
+    to ``receive``, a reset to ``reset``; the estimates it completed."""
+    if kind == "reading":
+        return intake.handle(body)
+    if kind == "raw":
+        return intake.receive(body["data"])
+    if body["command"] == "reset":
+        intake.reset()
+        return []
+    raise MbstateError(f"{path}: a control command this reader cannot replay: {body['command']!r}")
 
 
 def estimates_trajectory(mech: Mechanism, estimates: Sequence[Any]) -> Trajectory:

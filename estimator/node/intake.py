@@ -3,9 +3,9 @@
 For each message received (bytes off the socket, or a map read back from a log):
 
 1. unpack msgpack (failure: malformed ``undecodable``);
-2. record it, verbatim and before anything else, as a ``reading`` record of the log (every message
-   that unpacks to a map, valid or not, so that replaying the log reproduces the counters; bytes
-   that are not a msgpack map cannot be replayed and are only counted);
+2. record it, verbatim and before anything else: a message that unpacks to a map (valid or not) as a
+   ``reading`` record, any other bytes as a ``raw`` record, so that replaying the log reproduces
+   the estimates and the counters;
 3. validate it (sensors.messages.validate with the sensor set's dimensions; failure: malformed
    ``unknown_sensor`` or ``invalid`` — types, shapes, NaN / inf, unknown keys);
 4. admit it: per sensor the stamp must increase (else dropped ``backwards``), and it must not lie
@@ -15,9 +15,10 @@ For each message received (bytes off the socket, or a map read back from a log):
 6. ``estimator.advance(newest accepted stamp)``: every estimate returned is timed (overruns: latency
    over the budget), recorded (``estimate`` record) and returned for publishing.
 
-Replay feeds the log's reading maps to :meth:`Intake.handle`, the node feeds socket bytes to
-:meth:`Intake.receive`, which unpacks and calls the same method: identical input, identical calls
-to the estimator. Problems are logged through ``logging`` at most once per kind per interval.
+Replay feeds the log's reading maps to :meth:`Intake.handle` and its raw records to
+:meth:`Intake.receive`, and resets where the node did (``control`` records); the node feeds socket
+bytes to :meth:`Intake.receive`, which unpacks and calls the same method: identical input, identical
+calls to the estimator. Problems are logged through ``logging`` at most once per kind per interval.
 """
 
 from __future__ import annotations
@@ -78,24 +79,29 @@ class Intake:
         self.latency = LatencyWindow()
         self.tracks = {name: SensorTrack() for name in self.dimensions}
         self.newest: float | None = None
-        self.recorded = 0  # reading records written to the log
 
     def receive(self, data: bytes) -> list[Any]:
         """Handle the bytes of one socket message; the estimates it completed."""
         try:
             message = unpack(data)
         except UNPACK_ERRORS as exc:
+            self._record_raw(data)
             self.counters.received += 1
             self._malformed("undecodable", f"not one msgpack object ({type(exc).__name__})")
             return []
+        if not isinstance(message, dict):
+            self._record_raw(data)
         return self.handle(message)
+
+    def _record_raw(self, data: bytes) -> None:
+        if self.log is not None:
+            self.log.raw(data)
 
     def handle(self, message: Any) -> list[Any]:
         """Handle one unpacked message; the estimates it completed (StepEstimate)."""
         self.counters.received += 1
         if self.log is not None and isinstance(message, dict):
             self.log.reading(message)
-            self.recorded += 1
         try:
             reading = validate(message, self.dimensions)
         except MessageError as exc:
@@ -148,9 +154,9 @@ class Intake:
 
     def reset(self) -> None:
         """Forget every reading (the ``reset`` command): estimator, per-sensor stamps, newest stamp;
-        recorded as a ``control`` record after the readings recorded so far, for replay."""
+        recorded as a ``control`` record, for replay."""
         if self.log is not None:
-            self.log.write("control", {"command": "reset", "readings": self.recorded})
+            self.log.write("control", {"command": "reset"})
         self.estimator.reset()
         self.tracks = {name: SensorTrack() for name in self.dimensions}
         self.newest = None

@@ -21,7 +21,7 @@ from estimator.timeseries import read_csv, write_csv
 from replay.demo import crank_truth
 from replay.log import LogWriter, read_log
 from replay.pacing import paced
-from replay.publish import publish
+from replay.publish import log_messages, publish
 from replay.replay import estimates_trajectory, replay
 from sensors.virtual import simulate_readings
 
@@ -37,7 +37,8 @@ def test_replay_of_the_node_log_reproduces_the_live_estimates_exactly(tmp_path) 
     config = load_node_config(write_config(tmp_path, "{unknown_forces: [motor]}"))
     truth = crank_truth(config.mech, 0.25)
     readings = [r.to_map() for r in simulate_readings(config.sensors.sensors, truth, 3)]
-    bad = [{"sensor": "coupler_gyro", "t": 0.1, "seq": 0, "value": math.nan}, {"sensor": "nope", "t": 0.1}]
+    bad = [{"sensor": "coupler_gyro", "t": 0.1, "seq": 0, "value": math.nan}, {"sensor": "nope", "t": 0.1},
+           b"\xc1", msgpack.packb(42)]  # the last two are not maps: recorded as raw records
     with RunningNode(config, fixed_clock_estimator) as running:
         running.send(*readings[:300], *bad, *readings[300:])
         live_status = running.wait_received(len(readings) + len(bad), timeout=30.0)
@@ -50,7 +51,7 @@ def test_replay_of_the_node_log_reproduces_the_live_estimates_exactly(tmp_path) 
             assert message[key] == getattr(estimate, key).tolist()  # bit for bit
         assert message["forces"] == estimate.forces and tuple(message["flags"]) == estimate.flags
     assert {k: result.status[k] for k in COUNTERS} == {k: live_status[k] for k in COUNTERS}
-    assert result.status["malformed_by_reason"] == {"invalid": 1, "unknown_sensor": 1}
+    assert result.status["malformed_by_reason"] == {"invalid": 2, "unknown_sensor": 1, "undecodable": 1}
 
 
 def test_replay_counts_writes_csv_and_reports_progress(tmp_path) -> None:
@@ -95,17 +96,27 @@ def test_publish_sends_every_message_to_a_subscriber() -> None:
         sub.subscribe(b"")
         sub.bind("tcp://127.0.0.1:*")
         endpoint = sub.getsockopt_string(zmq.LAST_ENDPOINT)
-        messages = [encoder(0.001 * k, k) for k in range(50)] + [{"anything": "recorded"}]
+        messages = [encoder(0.001 * k, k) for k in range(50)] + [{"anything": "recorded"}, b"\xc1 raw bytes"]
         sent = []
         thread = threading.Thread(target=lambda: sent.append(publish(messages, endpoint, speed=None)))
         thread.start()
         received = []
         while sub.poll(500):  # a SUB hands its subscription to a new peer only while it is being used
-            received.append(msgpack.unpackb(sub.recv()))
+            received.append(sub.recv())
         thread.join()
-        assert sent == [51] and received == messages
+        assert sent == [52] and received == [m if isinstance(m, bytes) else msgpack.packb(m) for m in messages]
     finally:
         context.destroy()
+
+
+def test_a_log_publishes_its_readings_and_raw_messages_in_order(tmp_path) -> None:
+    with LogWriter(tmp_path / "run.log", {}) as log:
+        log.reading(encoder(0.001, 1))
+        log.raw(b"\xc1")
+        log.write("control", {"command": "reset"})
+        log.state("truth", 0.001, q=np.zeros(2))
+        log.reading(encoder(0.002, 2))
+    assert log_messages(tmp_path / "run.log") == [encoder(0.001, 1), b"\xc1", encoder(0.002, 2)]
 
 
 def test_publish_without_a_node_is_a_clear_error() -> None:
@@ -130,8 +141,8 @@ def test_a_reset_on_the_live_node_is_recorded_and_replayed(tmp_path) -> None:
         running.send(*later)
         running.wait_received(len(first) + len(later), timeout=30.0)
         live = estimates(running.collect(1.0))
-    log = read_log(tmp_path / "run.log")
-    assert log.controls == [{"command": "reset", "readings": len(first)}]
+    kinds = [kind for kind, _ in read_log(tmp_path / "run.log").inputs]
+    assert kinds.index("control") == len(first) and kinds.count("control") == 1
     result = replay(tmp_path / "run.log", config, fixed_clock_estimator)
     assert sum("startup" in e.flags for e in result.estimates) == 2  # started, reset, started again
     assert len(live) == len(result.estimates) > 100
@@ -139,9 +150,13 @@ def test_a_reset_on_the_live_node_is_recorded_and_replayed(tmp_path) -> None:
         assert message["step"] == estimate.step and message["q"] == estimate.q.tolist()
 
 
-def test_a_control_record_that_is_not_a_reset_count_is_a_clear_error(tmp_path) -> None:
+@pytest.mark.parametrize("kind, body, match", [
+    ("control", {"command": "explode"}, "bad.log: a control command this reader cannot replay: 'explode'"),
+    ("control", {"command": 3}, "bad.log: not an mbstate log record"),
+    ("raw", {"data": "text, not bytes"}, "bad.log: not an mbstate log record")])
+def test_input_records_replay_cannot_take_are_clear_errors(tmp_path, kind, body, match) -> None:
     config = load_node_config(write_config(tmp_path))
     with LogWriter(tmp_path / "bad.log", {}) as log:
-        log.write("control", {"command": "reset", "readings": "three"})
-    with pytest.raises(MbstateError, match="bad.log: a control record that is not a reset"):
+        log.write(kind, body)
+    with pytest.raises(MbstateError, match=match):
         replay(tmp_path / "bad.log", config, fixed_clock_estimator)
