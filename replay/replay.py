@@ -1,12 +1,11 @@
 """Offline replay of a log through the node's own per-message path, without sockets.
 
-Every ``reading`` record of the log goes, in file order, through
-estimator.node.intake.Intake.handle — the method the live node runs for each message it receives
-(it records every message before processing it). Same messages, same order, same estimator calls:
-the same estimates, step for step, as long as the estimator did not degrade on the live run (its
-degradation follows measured latency: flagged in the estimates and counted). A ``reset`` command
-the node carried out is in the log as a ``control`` record after the readings it followed, and
-replay resets there too.
+The node's input records of the log go, in file order, through estimator.node.intake.Intake — the
+object the live node runs each message through (it records every message before processing it):
+``reading`` maps to ``handle``, ``raw`` bytes to ``receive``, a ``reset`` control record to
+``reset``. Same messages, same order, same estimator calls: the same estimates and counters, step
+for step, as long as the estimator did not degrade on the live run (its degradation follows
+measured latency: flagged in the estimates and counted).
 """
 
 from __future__ import annotations
