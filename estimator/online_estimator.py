@@ -120,6 +120,7 @@ class StepEstimate:
     lam: np.ndarray  # multipliers (m; zero on redundant rows)
     sigma: dict[str, np.ndarray] | None  # {"q", "qd", "forces"}: marginal std devs when enabled
     latency: float  # wall seconds of this step (its share when steps are coalesced)
+    update_steps: int  # grid steps in the smoother update that gave this estimate (1 unless coalesced)
     flags: tuple[str, ...]  # "startup", "degraded", "coalesced", "recovered", "solver_recovery"
 
 
@@ -454,7 +455,7 @@ class OnlineEstimator:
         self._counters["degraded_steps"] += len(group) * (level >= 1)
         self._counters["coalesced_steps"] += len(group) * (len(group) > 1)
         return [StepEstimate(step=k, t=self._grid.time(k), q=q, qd=qd, qdd=qdd, forces=forces, lam=lam, sigma=sigma,
-                             latency=share, flags=tuple(flags + ["startup"] * (k == 0)
+                             latency=share, update_steps=len(group), flags=tuple(flags + ["startup"] * (k == 0)
                                                         + ["recovered"] * (recovered and k == newest)))
                 for k, (q, qd, qdd, forces, lam, sigma) in zip(group, outputs)]
 

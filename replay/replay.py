@@ -4,8 +4,9 @@ The node's input records of the log go, in file order, through estimator.node.in
 object the live node runs each message through (it records every message before processing it):
 ``reading`` maps to ``handle``, ``raw`` bytes to ``receive``, a ``reset`` control record to
 ``reset``. Same messages, same order, same estimator calls: the same estimates and counters, step
-for step, as long as the estimator did not degrade on the live run (its degradation follows
-measured latency: flagged in the estimates and counted).
+for step — as long as the estimator's degradation, which follows measured latency, took the same
+course. ``as_recorded`` (``mbstate replay --as-recorded``) makes sure of it: the steps are timed
+as the node's estimate records say they took (``RecordedClock``); otherwise replay measures its own.
 """
 
 from __future__ import annotations
@@ -40,10 +41,14 @@ class ReplayResult:
 
 def replay(path: str | Path, config: NodeConfig, estimator_factory: EstimatorFactory = online_estimator,
            realtime: bool = False, progress: Progress | None = None,
-           clock: Callable[[], float] = time.perf_counter) -> ReplayResult:
+           clock: Callable[[], float] = time.perf_counter, as_recorded: bool = False) -> ReplayResult:
     """Run the log's input (readings, raw messages, resets) through a fresh estimator; ``realtime``: at
-    the pace of the readings' stamps; ``progress(done, total)`` is called after each input record."""
-    inputs = read_log(path).inputs
+    the pace of the readings' stamps; ``progress(done, total)`` is called after each input record;
+    ``as_recorded``: time the steps with the log's ``RecordedClock`` instead of ``clock``."""
+    log = read_log(path)
+    inputs = log.inputs
+    if as_recorded:
+        clock = RecordedClock(update_durations(path, log.estimates))
     intake = intake_for(config, estimator_factory(config, clock))
     kinds, bodies = [kind for kind, _ in inputs], [body for _, body in inputs]
     started, estimates = time.monotonic(), []
@@ -53,6 +58,39 @@ def replay(path: str | Path, config: NodeConfig, estimator_factory: EstimatorFac
             if progress is not None:
                 progress(done, len(inputs))
     return ReplayResult(estimates=estimates, status=intake.status(time.monotonic() - started))
+
+
+class RecordedClock:
+    """The live run's timing, replayed: each smoother update (two clock reads, start and end) lasts
+    what the same update lasted on the node, by the log's estimate records. The estimator then
+    degrades, coalesces and recovers as it did live, so replay gives the live estimates even when the
+    node ran over its budget (a recorded share equal to the budget to the last bit aside: the record
+    keeps it in ms). Updates beyond the recorded ones last 0 s."""
+
+    def __init__(self, durations: Sequence[float]) -> None:
+        self.durations, self.reads = list(durations), 0
+
+    def __call__(self) -> float:
+        update, end = divmod(self.reads, 2)
+        self.reads += 1
+        return self.durations[update] if end and update < len(self.durations) else 0.0
+
+
+def update_durations(path: str | Path, estimates: Sequence[dict[str, Any]]) -> list[float]:
+    """Wall seconds of each smoother update of a node's run, from its estimate records (one per grid
+    step: the step's share ``latency_ms`` of an update of ``update_steps`` steps)."""
+    if not estimates:
+        raise MbstateError(f"{path}: no estimate records to replay the timing of (the node records them "
+                           f"with node.log.record_estimates: true)")
+    durations, index = [], 0
+    while index < len(estimates):
+        record = estimates[index]
+        steps = record.get("update_steps")
+        if not isinstance(steps, int) or steps < 1 or not isinstance(record.get("latency_ms"), (int, float)):
+            raise MbstateError(f"{path}: an estimate record without latency_ms and update_steps: {str(record)[:80]}")
+        durations.append(1e-3 * record["latency_ms"] * steps)
+        index += steps
+    return durations
 
 
 def take_input(path: str | Path, intake: Intake, kind: str, body: dict[str, Any]) -> list[Any]:

@@ -45,6 +45,7 @@ class FakeStep:
     sigma: dict | None
     latency: float
     flags: tuple[str, ...]
+    update_steps: int = 1
 
 
 class FakeEstimator:

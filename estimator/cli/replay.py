@@ -25,6 +25,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--config", required=True, metavar="CONFIG.yaml", help="node configuration")
     parser.add_argument("--out", required=True, metavar="EST.csv", help="estimates (CSV)")
     parser.add_argument("--realtime", action="store_true", help="at the pace of the stamps, not as fast as possible")
+    parser.add_argument("--as-recorded", action="store_true",
+                        help="time the steps as the node's log recorded them (its estimate records), so that "
+                             "the estimator degrades as it did live and gives the live estimates")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(run=run)
 
@@ -49,7 +52,8 @@ class ProgressBar:
 
 def run(args: argparse.Namespace) -> int:
     config = load_node_config(args.config)
-    result = replay(args.log, config, realtime=args.realtime, progress=None if args.quiet else ProgressBar())
+    result = replay(args.log, config, realtime=args.realtime, progress=None if args.quiet else ProgressBar(),
+                    as_recorded=args.as_recorded)
     write_csv(args.out, estimates_trajectory(config.mech, result.estimates))
     print(f"replayed: {summary_line(result.status)}")
     print(f"written: {args.out}")

@@ -41,7 +41,8 @@ def estimate_message(estimate: Any) -> dict[str, Any]:
                "q": plain(np.asarray(estimate.q, float)), "qd": plain(np.asarray(estimate.qd, float)),
                "qdd": plain(np.asarray(estimate.qdd, float)), "lam": plain(np.asarray(estimate.lam, float)),
                "forces": {str(k): float(v) for k, v in estimate.forces.items()},
-               "latency_ms": 1e3 * float(estimate.latency), "flags": [str(f) for f in estimate.flags]}
+               "latency_ms": 1e3 * float(estimate.latency), "update_steps": int(estimate.update_steps),
+               "flags": [str(f) for f in estimate.flags]}
     if estimate.sigma is not None:
         message["sigma"] = plain(estimate.sigma)
     return message

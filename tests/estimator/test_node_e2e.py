@@ -49,7 +49,8 @@ def test_estimates_arrive_and_shutdown_flushes_the_log(tmp_path) -> None:
     published = estimates(messages)
     assert [m["step"] for m in published] == list(range(11))  # grid 100 Hz: t = 0 … 0.1 s
     assert published[-1]["t"] == pytest.approx(0.1) and published[-1]["forces"] == {"motor": pytest.approx(10.5)}
-    assert set(published[0]) == {"type", "step", "t", "q", "qd", "qdd", "lam", "forces", "latency_ms", "flags"}
+    assert set(published[0]) == {"type", "step", "t", "q", "qd", "qdd", "lam", "forces", "latency_ms", "update_steps",
+                                 "flags"}
     assert messages[-1]["type"] == "status" and messages[-1]["state"] == "stopped"
     log = read_log(tmp_path / "run.log")  # flushed on shutdown, every record there
     assert log.readings == readings

@@ -33,16 +33,21 @@ def fixed_clock_estimator(config, clock):
     return OnlineEstimator(config.mech, config.sensors, config.estimator, clock=FixedClock())
 
 
+def live_run(tmp_path, estimator: str, factory, seconds: float, seed: int, bad: list = ()) -> tuple:
+    """A node (log run.log) fed the crank scenario's readings, with ``bad`` messages after the 300th;
+    (config, estimate messages, last status)."""
+    config = load_node_config(write_config(tmp_path, estimator))
+    readings = [r.to_map() for r in simulate_readings(config.sensors.sensors, crank_truth(config.mech, seconds), seed)]
+    with RunningNode(config, factory) as running:
+        running.send(*readings[:300], *bad, *readings[300:])
+        status = running.wait_received(len(readings) + len(bad), timeout=30.0)
+        return config, estimates(running.collect(1.0)), status
+
+
 def test_replay_of_the_node_log_reproduces_the_live_estimates_exactly(tmp_path) -> None:
-    config = load_node_config(write_config(tmp_path, "{unknown_forces: [motor]}"))
-    truth = crank_truth(config.mech, 0.25)
-    readings = [r.to_map() for r in simulate_readings(config.sensors.sensors, truth, 3)]
     bad = [{"sensor": "coupler_gyro", "t": 0.1, "seq": 0, "value": math.nan}, {"sensor": "nope", "t": 0.1},
            b"\xc1", msgpack.packb(42)]  # the last two are not maps: recorded as raw records
-    with RunningNode(config, fixed_clock_estimator) as running:
-        running.send(*readings[:300], *bad, *readings[300:])
-        live_status = running.wait_received(len(readings) + len(bad), timeout=30.0)
-        live = estimates(running.collect(1.0))
+    config, live, live_status = live_run(tmp_path, "{unknown_forces: [motor]}", fixed_clock_estimator, 0.25, 3, bad)
     result = replay(tmp_path / "run.log", config, fixed_clock_estimator)
     assert len(live) == len(result.estimates) > 200
     for message, estimate in zip(live, result.estimates):
@@ -160,3 +165,41 @@ def test_input_records_replay_cannot_take_are_clear_errors(tmp_path, kind, body,
         log.write(kind, body)
     with pytest.raises(MbstateError, match=match):
         replay(tmp_path / "bad.log", config, fixed_clock_estimator)
+
+
+class SlowPhaseClock:
+    """Updates 40 to 59 (two clock reads each) last 3.5 ms, the others 0.2 ms: a node that runs over
+    its 1 ms budget for a while, degrades, coalesces and recovers."""
+
+    def __init__(self) -> None:
+        self.reads, self.now = 0, 0.0
+
+    def __call__(self) -> float:
+        update, end = divmod(self.reads, 2)
+        self.reads += 1
+        self.now += (3.5e-3 if 40 <= update < 60 else 2e-4) * end
+        return self.now
+
+
+def slow_phase_estimator(config, clock):
+    return OnlineEstimator(config.mech, config.sensors, config.estimator, clock=SlowPhaseClock())
+
+
+def test_replay_as_recorded_follows_the_live_degradation_step_for_step(tmp_path) -> None:
+    config, live, _ = live_run(tmp_path, "{unknown_forces: [motor], recover_steps: 20}", slow_phase_estimator, 0.3, 5)
+    assert any("coalesced" in m["flags"] for m in live) and any("recovered" in m["flags"] for m in live)
+    recorded = replay(tmp_path / "run.log", config, as_recorded=True).estimates
+    unpaced = replay(tmp_path / "run.log", config, fixed_clock_estimator).estimates
+    assert len(live) == len(recorded) > 200
+    for message, estimate in zip(live, recorded):
+        assert message["step"] == estimate.step and message["q"] == estimate.q.tolist()
+        assert tuple(message["flags"]) == estimate.flags and message["update_steps"] == estimate.update_steps
+    assert any(not np.array_equal(a.q, b.q) for a, b in zip(recorded, unpaced))  # the timing matters
+
+
+def test_replay_as_recorded_needs_estimate_records(tmp_path) -> None:
+    config = load_node_config(write_config(tmp_path))
+    with LogWriter(tmp_path / "bare.log", {}) as log:
+        log.reading(encoder(0.001, 1))
+    with pytest.raises(MbstateError, match="bare.log: no estimate records to replay the timing of"):
+        replay(tmp_path / "bare.log", config, as_recorded=True)
