@@ -1,10 +1,10 @@
 """The append-only log of a run: ground truth, sensor readings and estimates, as msgpack.
 
-Format (version 1). The file is a plain concatenation of msgpack records, no framing and no
+Format (version 2; version 1 lacked ``raw`` and ``control`` records and is read too). The file is a plain concatenation of msgpack records, no framing and no
 index, so it can be appended to, read while it is being written and cut anywhere: every record is
 a 2-element array ``[kind, body]``:
 
-- ``["header", map]`` — first record, exactly once: ``format`` = "mbstate-log", ``version`` = 1,
+- ``["header", map]`` — first record, exactly once: ``format`` = "mbstate-log", ``version`` = 2,
   ``created`` (ISO 8601 UTC), and what the writer adds (``mechanism`` path, ``coordinates``,
   ``constraints``, ``actuators`` names, ``sensors`` (the parsed sensor configuration), …);
 - ``["reading", map]`` — one sensor message, exactly the map of sensors.messages (``sensor``,
@@ -40,7 +40,8 @@ import numpy as np
 
 from estimator.errors import MbstateError
 
-FORMAT, VERSION = "mbstate-log", 1
+FORMAT, VERSION = "mbstate-log", 2
+READABLE_VERSIONS = (1, 2)
 KINDS = ("header", "reading", "truth", "estimate", "raw", "control")
 INPUTS = ("reading", "raw", "control")
 
@@ -141,8 +142,9 @@ def records(path: str | Path) -> Iterator[tuple[str, dict[str, Any]]]:
     found = follower.poll()
     if not found or found[0][0] != "header" or found[0][1].get("format") != FORMAT:
         raise MbstateError(f"{path}: not an mbstate log (no header record)")
-    if found[0][1].get("version") != VERSION:
-        raise MbstateError(f"{path}: log format version {found[0][1].get('version')!r}, this reader knows {VERSION}")
+    if found[0][1].get("version") not in READABLE_VERSIONS:
+        raise MbstateError(f"{path}: log format version {found[0][1].get('version')!r}, this reader knows "
+                           f"{', '.join(map(str, READABLE_VERSIONS))}")
     yield from found
 
 

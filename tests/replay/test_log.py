@@ -23,7 +23,7 @@ def test_round_trip(tmp_path) -> None:
     with write_sample(path):
         pass
     log = read_log(path)
-    assert log.header["format"] == FORMAT and log.header["version"] == 1 and log.header["mechanism"] == "m.yaml"
+    assert log.header["format"] == FORMAT and log.header["version"] == 2 and log.header["mechanism"] == "m.yaml"
     assert log.truth == [{"t": 0.0, "q": [1.0, 2.0], "lam": [0.5]}]
     assert log.readings[1] == {"sensor": "acc", "t": 0.002, "seq": 0, "value": [1.0, -9.81]}
     assert [kind for kind, _ in records(path)] == ["header", "truth", "reading", "reading"]
@@ -63,6 +63,13 @@ def test_time_based_flush(tmp_path) -> None:
 
 
 HEADER = msgpack.packb(["header", {"format": FORMAT, "version": 1}])
+
+
+def test_a_version_1_log_is_read(tmp_path) -> None:
+    path = tmp_path / "v1.log"
+    path.write_bytes(HEADER + msgpack.packb(["reading", {"sensor": "g", "t": 0.0, "seq": 0, "value": 1.0}]))
+    log = read_log(path)
+    assert log.readings == [{"sensor": "g", "t": 0.0, "seq": 0, "value": 1.0}] and log.inputs[0][0] == "reading"
 
 
 @pytest.mark.parametrize("content,match", [
