@@ -61,7 +61,8 @@ marginal sigmas and, with relinearization on, factors answer relinearizations fr
 linearization (first-order error, no model evaluation; estimator.factors.frozen); level L ≥ 2 also coalesces
 c = min(L, max_coalesce) grid steps into one smoother update ("coalesced": the first c − 1 steps
 wait for the last). A level that changes nothing is skipped: without relinearization and without
-published sigmas (the defaults) the first overrun goes to level 2 and recovery from 2 to 0. Pending readings are bounded, so the input never grows without limit.
+published sigmas (the defaults) the first overrun goes to level 2 and recovery from 2 to 0.
+Pending readings are bounded, so the input never grows without limit.
 With a clock that does not advance (``FixedClock()``) every latency is 0 and replay is fully
 deterministic; ``FixedClock(tick)`` makes every update last ``tick`` seconds (tests of degradation).
 """
@@ -440,7 +441,7 @@ class OnlineEstimator:
         self._late = {}
         solver_recoveries = self._smoother.recoveries
         newest = group[-1]
-        oldest = max(0, min(group[0], newest + 1 - self.config.integrator_order))  # outputs and the next prediction
+        oldest = max(0, min(group[0], newest + 1 - self.config.integrator_order))  # outputs, next prediction
         kept = range(oldest, newest + 1)
         self._states = dict(zip(kept, self._smoother.update_for(graph, values, stamps, [X(j) for j in kept])))
         self._next = newest + 1

@@ -1,8 +1,8 @@
 """The append-only log of a run: ground truth, sensor readings and estimates, as msgpack.
 
-Format (version 2; version 1 lacked ``raw`` and ``control`` records and is read too). The file is a plain concatenation of msgpack records, no framing and no
-index, so it can be appended to, read while it is being written and cut anywhere: every record is
-a 2-element array ``[kind, body]``:
+Format (version 2; version 1, without ``raw`` and ``control`` records, is read too). The file is a
+plain concatenation of msgpack records, no framing and no index, so it can be appended to, read
+while it is being written and cut anywhere: every record is a 2-element array ``[kind, body]``:
 
 - ``["header", map]`` — first record, exactly once: ``format`` = "mbstate-log", ``version`` = 2,
   ``created`` (ISO 8601 UTC), and what the writer adds (``mechanism`` path, ``coordinates``,

@@ -131,8 +131,8 @@ def test_echo_prints_estimates_and_status(context, capsys) -> None:
     pub.bind("tcp://127.0.0.1:*")
     endpoint = pub.getsockopt_string(zmq.LAST_ENDPOINT)
     estimate = type("Estimate", (), dict(step=3, t=0.003, q=np.arange(5.0), qd=np.zeros(5), qdd=np.zeros(5),
-                                         lam=np.zeros(4), forces={"motor": 12.5}, sigma=None, latency=4e-4, update_steps=1,
-                                         flags=("degraded",)))
+                                         lam=np.zeros(4), forces={"motor": 12.5}, sigma=None,
+                                         latency=4e-4, update_steps=1, flags=("degraded",)))
     thread, codes = in_thread(["echo", "--endpoint", endpoint, "--count", "2", "--timeout", "5"])
     while thread.is_alive():  # PUB drops until the subscriber is there: keep sending
         pub.send(msgpack.packb(estimate_message(estimate)))
