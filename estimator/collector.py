@@ -7,8 +7,8 @@ were the only steps over the 1 ms budget; the ~150 000 objects alive after start
 GTSAM, the model) would make a full collection ~30 ms. Hence, while a run is in ``steady_collection``:
 
 - the objects alive at its start are frozen (``gc.freeze``): no collection scans them again;
-- automatic collection is off, and ``collect_if_due`` — called by the estimator after the steps of
-  each ``advance``, once their estimates are out — runs the collection CPython would have run by
+- automatic collection is off, and ``collect_if_due`` — called by the estimator between steps (at
+  the next reading, once the estimates are out) — runs the collection CPython would have run by
   now (the same thresholds and generations), so the collector still runs, between steps.
 
 Outside ``steady_collection`` the collector is automatic and ``collect_if_due`` does nothing.

@@ -43,10 +43,10 @@ class SmootherOptions:
 
     ``lag``: steps kept behind the newest (N_w). ``backend``: ``incremental`` (GTSAM's
     IncrementalFixedLagSmoother: iSAM2, relinearizing variables whose update exceeds
-    ``relinearize_threshold`` (None: never), checked every ``relinearize_skip`` updates; ``factorization`` CHOLESKY
-    or QR) or ``batch`` (BatchFixedLagSmoother: Levenberg-Marquardt over the window at every step,
-    elimination ``ordering`` COLAMD or METIS, multifrontal ``factorization``; iSAM2 picks
-    its own constrained COLAMD ordering). ``extra_iterations``: further updates without new factors
+    ``relinearize_threshold`` (None: never), checked every ``relinearize_skip`` updates;
+    ``factorization`` CHOLESKY or QR) or ``batch`` (BatchFixedLagSmoother: Levenberg-Marquardt over
+    the window at every step, elimination ``ordering`` COLAMD or METIS, multifrontal
+    ``factorization``; iSAM2 picks its own constrained COLAMD ordering). ``extra_iterations``: further updates without new factors
     per step (iSAM2 relinearizes in them). ``recovery_sigma``: standard deviation of the priors that
     pin the window when the smoother is restarted after a failure (units of each variable).
     """

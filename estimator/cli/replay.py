@@ -18,9 +18,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``replay`` subcommand."""
     parser = subparsers.add_parser(
         "replay", help="run a recorded log through the estimator, write the estimates",
-        description="Feed every sensor message of LOG, in recorded order, through the same per-message "
-                    "path as the live node (same validation, counters and estimator) and write the "
-                    "estimates as CSV (t, q.*, qd.*, qdd.*, Q.<actuator coordinate>, lambda.*).")
+        description="Feed every message LOG recorded, and the node's resets, in recorded order through "
+                    "the same per-message path as the live node (same validation, counters and estimator) "
+                    "and write the estimates as CSV (t, q.*, qd.*, qdd.*, Q.<actuator coordinate>, lambda.*).")
     parser.add_argument("log", metavar="LOG", help="log recorded by mbstate run or mbstate simulate")
     parser.add_argument("--config", required=True, metavar="CONFIG.yaml", help="node configuration")
     parser.add_argument("--out", required=True, metavar="EST.csv", help="estimates (CSV)")
