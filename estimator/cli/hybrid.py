@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from estimator.cli.arguments import assignments
-from estimator.cli.inverse import add_graph_options, graph_options, load_drives, report
+from estimator.cli.inverse import add_drive_arguments, add_graph_options, graph_options, load_drives, report
 from estimator.dynamics.fg_hybrid import HYBRID_OPTIONS, fg_hybrid_dynamics
 
 
@@ -18,10 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "times); the other coordinates move freely under the mechanism's forces from the initial "
                     "state. Writes t, q, qd, qdd, Q.<drive> and lambda as CSV.")
     parser.add_argument("mechanism", metavar="MECH.yaml", help="mechanism file")
-    parser.add_argument("--trajectory", required=True, metavar="FILE",
-                        help="samples: time [s], then one column per driven coordinate; '%%' or '#' comments")
-    parser.add_argument("--drive", required=True, metavar="NAME[,NAME...]",
-                        help="driven coordinate names, in the order of the trajectory's columns")
+    add_drive_arguments(parser)
     parser.add_argument("--initial", type=assignments, default={}, metavar="NAME=VALUE,...",
                         help="initial values of free coordinates, held while assembling (default: the file's)")
     parser.add_argument("--velocity", type=assignments, default={}, metavar="NAME=VALUE,...",

@@ -23,10 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Solve the inverse dynamics of MECH along the trajectory of its driven coordinates "
                     "and write t, q, qd, qdd, Q.<drive> and lambda as CSV.")
     parser.add_argument("mechanism", metavar="MECH.yaml", help="mechanism file")
-    parser.add_argument("--trajectory", required=True, metavar="FILE",
-                        help="samples: time [s], then one column per driven coordinate; '%%' or '#' comments")
-    parser.add_argument("--drive", required=True, metavar="NAME[,NAME...]",
-                        help="driven coordinate names, in the order of the trajectory's columns")
+    add_drive_arguments(parser)
     parser.add_argument("--out", required=True, metavar="OUT.csv", help="output CSV")
     parser.add_argument("--method", choices=METHODS, default="classical",
                         help="classical (per time point) or fg (factor graph, batch; default: classical)")
@@ -45,12 +42,26 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_drive_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--trajectory FILE`` and ``--drive NAMES``, both required (read by ``load_drives``)."""
+    parser.add_argument("--trajectory", required=True, metavar="FILE",
+                        help="samples: time [s], then one column per driven coordinate; '%%' or '#' comments")
+    parser.add_argument("--drive", required=True, metavar="NAME[,NAME...]",
+                        help="driven coordinate names, in the order of the trajectory's columns")
+
+
 def load_drives(args: argparse.Namespace) -> tuple[Mechanism, list[str], DriveTrajectory]:
     """The mechanism, the ``--drive`` names (checked) and the ``--trajectory`` samples."""
     mech = load_mechanism(args.mechanism)
-    drives = [name.strip() for name in args.drive.split(",")]
+    return (mech, *driven(mech, args.drive, args.trajectory))
+
+
+def driven(mech: Mechanism, drive: str, trajectory: str) -> tuple[list[str], DriveTrajectory]:
+    """The driven coordinate names of ``drive`` (comma-separated, checked against ``mech``) and the
+    samples of the ``trajectory`` file, one column per name."""
+    drives = [name.strip() for name in drive.split(",")]
     drive_indices(mech, drives)
-    return mech, drives, load_drive_trajectory(args.trajectory, len(drives))
+    return drives, load_drive_trajectory(trajectory, len(drives))
 
 
 def report(out: str, result: InverseDynamicsResult, samples: DriveTrajectory, detail: str) -> None:

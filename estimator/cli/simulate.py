@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 
 from estimator.cli.arguments import assembled, assignments, coordinate_indices, load, positive_float
-from estimator.drive_trajectory import load_drive_trajectory
+from estimator.cli.inverse import driven
 from estimator.dynamics.forward import METHODS, ForwardOptions, simulate
-from estimator.dynamics.inverse import drive_indices, inverse_dynamics
+from estimator.dynamics.inverse import inverse_dynamics
 from estimator.errors import MbstateError
 from estimator.kinematics import solve_velocity_problem
 from estimator.model import Mechanism
@@ -108,9 +108,7 @@ def _forward(mech: Mechanism, args: argparse.Namespace, dt: float) -> Truth:
 
 
 def _inverse(mech: Mechanism, args: argparse.Namespace, dt: float) -> Truth:
-    drives = [name.strip() for name in args.drive.split(",")]
-    drive_indices(mech, drives)
-    samples = load_drive_trajectory(args.trajectory, len(drives))
+    drives, samples = driven(mech, args.drive, args.trajectory)
     end = min(samples.t[0] + args.t_end, samples.t[-1])
     times = samples.t[0] + dt * np.arange(int(np.floor((end - samples.t[0]) / dt + 1e-9)) + 1)
     pos, vel, acc = hermite_resample(samples.t, *samples.derivatives(), times)
