@@ -22,7 +22,7 @@ from replay.demo import crank_truth
 from replay.log import LogWriter, read_log
 from replay.pacing import paced
 from replay.publish import log_messages, publish
-from replay.replay import estimates_trajectory, replay
+from replay.replay import RecordedClock, estimates_trajectory, replay
 from sensors.virtual import simulate_readings
 
 COUNTERS = ("received", "accepted", "late", "steps", "dropped_by_reason", "malformed_by_reason")
@@ -167,22 +167,11 @@ def test_input_records_replay_cannot_take_are_clear_errors(tmp_path, kind, body,
         replay(tmp_path / "bad.log", config, fixed_clock_estimator)
 
 
-class SlowPhaseClock:
-    """Updates 40 to 59 (two clock reads each) last 3.5 ms, the others 0.2 ms: a node that runs over
-    its 1 ms budget for a while, degrades, coalesces and recovers."""
-
-    def __init__(self) -> None:
-        self.reads, self.now = 0, 0.0
-
-    def __call__(self) -> float:
-        update, end = divmod(self.reads, 2)
-        self.reads += 1
-        self.now += (3.5e-3 if 40 <= update < 60 else 2e-4) * end
-        return self.now
-
-
 def slow_phase_estimator(config, clock):
-    return OnlineEstimator(config.mech, config.sensors, config.estimator, clock=SlowPhaseClock())
+    """Updates 40 to 59 last 3.5 ms, the others 0.2 ms: a node that runs over its 1 ms budget for a
+    while, degrades, coalesces and recovers."""
+    durations = [2e-4] * 40 + [3.5e-3] * 20 + [2e-4] * 1000
+    return OnlineEstimator(config.mech, config.sensors, config.estimator, clock=RecordedClock(durations))
 
 
 def test_replay_as_recorded_follows_the_live_degradation_step_for_step(tmp_path) -> None:
