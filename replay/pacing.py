@@ -11,8 +11,9 @@ from typing import Any
 
 
 def stamp(message: Any) -> float | None:
-    """The message's ``t`` when it is a finite number (malformed messages go out at once)."""
-    t = message.get("t") if isinstance(message, dict) else None
+    """The message's ``t`` (a map's key, or an attribute as of a sensors.messages.Reading) when it is a
+    finite number (malformed messages go out at once)."""
+    t = message.get("t") if isinstance(message, dict) else getattr(message, "t", None)
     ok = isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t)
     return float(t) if ok else None
 

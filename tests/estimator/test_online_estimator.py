@@ -275,6 +275,17 @@ def test_replay_with_a_fixed_clock_is_deterministic() -> None:
                for a, b in zip(first, second))
 
 
+def test_a_realtime_feed_takes_the_stamps_time_and_gives_the_same_estimates() -> None:
+    """The benchmark's --realtime feed (readings released at their stamps) against the fast feed."""
+    mech, sensors, _, readings = case()
+    first = [r for r in readings if r.t <= 0.1]
+    paced, _, wall = feed(mech, sensors, CONFIG, first, FixedClock(), realtime=True)
+    fast = feed(mech, sensors, CONFIG, first, FixedClock())[0]
+    assert wall >= first[-1].t - first[0].t
+    assert len(paced) == len(fast) > 50
+    assert all(np.array_equal(a.q, b.q) and a.forces == b.forces for a, b in zip(paced, fast))
+
+
 @pytest.mark.parametrize("threshold, levels", [(None, 3), (1e9, 4)])
 def test_slow_steps_degrade_coalesce_and_recover_level_by_level(threshold: float | None, levels: int) -> None:
     """A clock that makes every update last 3.5 ms (budget 1 ms): overruns raise the level up to
