@@ -17,16 +17,18 @@ that GTSAM can evaluate at a new linearization point. Measured on the benchmark 
 factor saves ~30 µs of GTSAM's update (its Python callback), and a threshold of 10 (the former
 default) relinearized one step factor in 5000 (at start-up).
 
-Steps drafted ahead. Once the estimates of an update are out (at the next ``add``), the next step
-is drafted: its initial guess predicted from the solved states, its model rows linearized there and
-its process factor built (``DraftStep``); each of its readings is linearized at the guess on arrival
-(observation_stack.LinearizedStep). When the step is due, its update only stacks those rows into
-the step's factor (the native one, or a Python factor whose memory holds that linearization,
-estimator.factors.frozen) and runs the smoother, asking GTSAM for the states it outputs and
-predicts from only. The same rows, computed earlier: the numbers do not change. Measured on the
-benchmark's four-bar (estimator.benchmarks.node, this 2-core machine): the update's time p50 0.42 →
-0.26 ms. The window's estimate (for a solver recovery) and a garbage collection that falls due are
-computed there too, between steps (estimator.smoother, estimator.collector).
+Steps drafted ahead. Once the estimates of an update are out (at the next ``add``), the steps of the
+next update (one, or c when coalescing, see Load) are drafted: each one's initial guess predicted
+from the states before it (solved, or the guess of the step before in the same update), its model
+rows linearized there and its process factor built (``DraftStep``); each of its readings is
+linearized at the guess on arrival (observation_stack.LinearizedStep). When the steps are due, the
+update only stacks those rows into each step's factor (the native one, or a Python factor whose
+memory holds that linearization, estimator.factors.frozen) and runs the smoother, asking GTSAM for
+the states it outputs and predicts from only. The same rows, computed earlier: the numbers do not
+change (tested). Measured on the benchmark's four-bar (estimator.benchmarks.node, this 2-core
+machine): the update's time p50 0.42 → 0.26 ms. The window's estimate (for a solver recovery) and a
+garbage collection that falls due are computed there too, between steps (estimator.smoother,
+estimator.collector).
 
 Readings. A reading attaches to its nearest step, evaluated at its own stamp through the step's
 derivatives (the Taylor shift of observation_stack; no interpolating factor). Disposition:
@@ -44,25 +46,24 @@ solved from the buffer (online_startup). Readings stamped before t0 − h/2 serv
 Load. Every update is timed with the injected ``clock``, from the moment its steps are due (the
 graph is built from their drafts) to their estimates (smoother update, estimate, outputs); the
 latency of each step it covered is its share, the update's time divided by the number of those
-steps, and a step whose share exceeds
-``latency_budget_ms`` is an overrun (so an update of c steps counts c overruns when its time exceeds
-c budgets, none otherwise). Degradation, one level at a time: an update with overruns raises the
-level; after ``recover_steps`` steps without an overrun, the level is lowered by one (counted in
-``recoveries``, flag ``recovered``) if their mean share is under ``recover_fraction`` of the budget;
-either way the count starts again. The mean, not every step in a row: measured on the four-bar
-along the demo's crank motion (θ = 1.2 (1 − cos 2t), 2 busy cores, before steps were drafted
-ahead), the share per step had p50 /
-p90 / p99 0.43 / 0.61 / 0.77 ms at level 0, 0.42 / 0.52 / 0.72 ms at level 1, 0.33 / 0.47 / 0.60 ms
-at level 2 and 0.29 / 0.35–0.39 / 0.47 ms at levels 3–4, i.e. 29 %, 13 %, 6 % and < 1 % of the
-steps over half the budget. The former rule (200 steps in a row under half the budget) thus
-almost never fired below level 3 (0.94^200 ≈ 2e-6), while isolated spikes kept raising the level:
-the demo sat at level 4 although level 0 is well inside the budget. Level 1 ("degraded"): no
-marginal sigmas and, with relinearization on, factors answer relinearizations from their last
-linearization (first-order error, no model evaluation; estimator.factors.frozen); level L ≥ 2 also coalesces
-c = min(L, max_coalesce) grid steps into one smoother update ("coalesced": the first c − 1 steps
-wait for the last). A level that changes nothing is skipped: without relinearization and without
-published sigmas (the defaults) the first overrun goes to level 2 and recovery from 2 to 0.
-Pending readings are bounded, so the input never grows without limit.
+steps, and a step whose share exceeds ``latency_budget_ms`` is an overrun (so an update of c steps
+counts c overruns when its time exceeds c budgets, none otherwise). Degradation, one level at a
+time: an update with overruns raises the level; after ``recover_steps`` steps without an overrun,
+the level is lowered by one (counted in ``recoveries``, flag ``recovered``) if their mean share is
+under ``recover_fraction`` of the budget; either way the count starts again. The mean, not every
+step in a row: isolated spikes (a machine stall, see estimator.benchmarks.node) would otherwise keep
+the level up long after the load has dropped (measured before steps were drafted ahead, along the
+demo's motion: at level 0, 29 % of the steps were over half the budget, so 200 calm steps in a row
+almost never happened). Level 1 ("degraded"): no marginal sigmas and, with relinearization on,
+factors answer relinearizations from their last linearization (first-order error, no model
+evaluation; estimator.factors.frozen); level L ≥ 2 also coalesces c = min(L, max_coalesce) grid
+steps into one smoother update ("coalesced": the first c − 1 steps wait for the last). All c steps
+are drafted ahead, so the update holds one GTSAM update and the stacking of c steps. Measured on the
+benchmark's four-bar, 2 cores, 2026-11-21 (p50 of the update, and per step): c = 1 0.24 ms; 2 0.33
+(0.16) ms; 3 0.41 (0.14) ms; 4 0.48–0.52 (0.12–0.13) ms. Drafted inside the update, as before, the
+per-step cost did not fall (4 steps: 0.95 ms). A level that changes nothing is skipped: without
+relinearization and without published sigmas (the defaults) the first overrun goes to level 2 and
+recovery from 2 to 0. Pending readings are bounded, so the input never grows without limit.
 With a clock that does not advance (``FixedClock()``) every latency is 0 and replay is fully
 deterministic; ``FixedClock(tick)`` makes every update last ``tick`` seconds (tests of degradation).
 """
@@ -231,8 +232,8 @@ class OnlineEstimator:
         self._first: float | None = None
         self._next = 0
         self._pending: dict[int, list[Observation]] = {}
-        self._pending_count = 0  # readings in _pending and in _draft
-        self._draft: DraftStep | None = None
+        self._pending_count = 0  # readings in _pending and in _drafts
+        self._drafts: dict[int, DraftStep] = {}  # the next update's steps, drafted ahead, by step
         self._late: dict[int, list[Observation]] = {}
         self._states: dict[int, np.ndarray] = {}
         self._prior = None
@@ -271,11 +272,13 @@ class OnlineEstimator:
         return estimates
 
     def _between_steps(self) -> None:
-        """The work an update leaves for later, done here, after its estimates are out: the next step
-        drafted (``_draft_step``), the window's estimate kept for a solver recovery
+        """The work an update leaves for later, done here, after its estimates are out: the steps of the
+        next update drafted (``_draft_step``), the window's estimate kept for a solver recovery
         (estimator.smoother) and a due garbage collection (estimator.collector)."""
-        if self._grid is not None and self._draft is None:
-            self._draft = self._draft_step(self._next)
+        if self._grid is not None:
+            for k in range(self._next, self._next + self._group_size()):
+                if k not in self._drafts:
+                    self._drafts[k] = self._draft_step(k)
         self._smoother.keep_window()
         collect_if_due()
 
@@ -289,8 +292,8 @@ class OnlineEstimator:
         k = grid.step(reading.t)
         observation = Observation(term, reading.value, term.whitening(reading.cov), reading.t - grid.time(k))
         if k >= self._next:
-            if self._draft is not None and k == self._draft.step:
-                self._draft.rows.add(observation)
+            if k in self._drafts:
+                self._drafts[k].rows.add(observation)
             else:
                 self._pending.setdefault(k, []).append(observation)
             self._pending_count += 1
@@ -305,9 +308,10 @@ class OnlineEstimator:
         return self._count("late")
 
     def _drop_oldest_pending(self) -> None:
-        """Discard the oldest reading of the earliest step not yet processed."""
-        if self._draft is not None and self._draft.rows.observations:
-            self._draft.rows.drop_oldest()
+        """Discard the oldest reading of the earliest step not yet processed (drafts come first)."""
+        drafted = [draft.rows for draft in self._drafts.values() if draft.rows.observations]
+        if drafted:
+            drafted[0].drop_oldest()
         else:
             oldest = min(self._pending)
             self._pending[oldest].pop(0)
@@ -331,7 +335,7 @@ class OnlineEstimator:
         self._prior = prior_relation(self.layout, x0, self._prior_sigmas())
         self._states[0] = x0
         self._grid = TimeGrid(t0, self.config.dt)
-        self._draft = self._draft_step(0)
+        self._drafts = {0: self._draft_step(0)}
         for reading in self._buffer:
             if reading.t >= t0 - 0.5 * self.config.dt:
                 self._counters["pending"] -= 1  # counted again by _attach
@@ -429,8 +433,7 @@ class OnlineEstimator:
         level = self._level
         graph, values, stamps = gtsam.NonlinearFactorGraph(), gtsam.Values(), {}
         for k in group:
-            draft = self._draft if self._draft is not None and self._draft.step == k else self._draft_step(k)
-            self._draft = None
+            draft = self._drafts.pop(k, None) or self._draft_step(k)
             self._pending_count -= len(draft.rows.observations)
             graph.add(self._step_factor(draft))
             graph.add(draft.process)
@@ -443,7 +446,9 @@ class OnlineEstimator:
         newest = group[-1]
         oldest = max(0, min(group[0], newest + 1 - self.config.integrator_order))  # outputs, next prediction
         kept = range(oldest, newest + 1)
-        self._states = dict(zip(kept, self._smoother.update_for(graph, values, stamps, [X(j) for j in kept])))
+        solved = self._smoother.update_for(graph, values, stamps, [X(j) for j in kept])
+        # the states kept (solved), and the guesses of any steps drafted beyond this update
+        self._states = {j: x for j, x in self._states.items() if j > newest} | dict(zip(kept, solved))
         self._next = newest + 1
         outputs = [self._output(k) for k in group]
         share = (self.clock() - start) / len(group)

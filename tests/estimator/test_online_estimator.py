@@ -309,6 +309,25 @@ def test_slow_steps_degrade_coalesce_and_recover_level_by_level(threshold: float
     assert sum("recovered" in e.flags for e in out) == levels
 
 
+@pytest.mark.parametrize("tick", [0.0, 3.5e-3])
+def test_drafting_ahead_changes_no_number(tick: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Steps drafted between updates (all steps of the next update when coalescing) against every step
+    drafted inside its update (drafting ahead switched off): the same estimates, at level 0 and while
+    coalescing up to 4 steps (every update 3.5 ms, as in the test above)."""
+    _, _, _, readings = case()
+    config = dataclasses.replace(CONFIG, max_coalesce=4)
+    ahead = estimator(config, FixedClock(tick))
+    expected = run_until(ahead, readings, 0.3)
+    monkeypatch.setattr(OnlineEstimator, "_between_steps", lambda self: None)
+    inside = estimator(config, FixedClock(tick))
+    out = run_until(inside, readings, 0.3)
+    assert ahead.counters == inside.counters
+    assert (ahead.counters["coalesced_steps"] > 0) == (tick > 0)
+    assert [e.update_steps for e in out] == [e.update_steps for e in expected]
+    assert all(np.array_equal(a.q, b.q) and np.array_equal(a.qdd, b.qdd) and a.forces == b.forces
+               for a, b in zip(out, expected))
+
+
 class PatternClock:
     """Each update (two clock reads) lasts the next duration of ``durations`` [s], cyclically."""
 
@@ -361,9 +380,29 @@ def test_readings_of_the_drafted_step_count_towards_the_bound() -> None:
     offsets = 1e-5 * np.arange(8)
     before = est._pending_count  # readings already in for steps not yet processed
     assert all(est.add(dataclasses.replace(gyro, t=est._grid.time(est._next) + d)) == "pending" for d in offsets)
-    assert est._draft.step == est._next
-    assert [o.delta for o in est._draft.rows.observations[-3:]] == pytest.approx(list(offsets[-3:]))
+    assert list(est._drafts) == [est._next]
+    assert [o.delta for o in est._drafts[est._next].rows.observations[-3:]] == pytest.approx(list(offsets[-3:]))
     assert est.counters["dropped"] == before + 8 - 5 and est._pending_count == 5
+
+
+def test_when_coalescing_every_step_of_the_next_update_is_drafted_and_bounded() -> None:
+    """At level c ≥ 2 the c steps of the next update are drafted and take their readings; beyond
+    max_pending, the oldest reading of the earliest drafted step that has one is dropped."""
+    _, _, _, readings = case()
+    est = estimator(dataclasses.replace(CONFIG, max_pending=4, max_coalesce=3), FixedClock(3.5e-3))
+    run_until(est, readings, 0.1)
+    first = est._next
+    assert est.counters["level"] == 3 and list(est._drafts) == [first, first + 1, first + 2]
+    counts = [len(draft.rows.observations) for draft in est._drafts.values()]
+    gyro = next(r for r in readings if r.sensor == "coupler_gyro")
+    dropped, added = est.counters["dropped"], 0
+    while est.counters["dropped"] == dropped:
+        assert est.add(dataclasses.replace(gyro, t=est._grid.time(first + 2))) == "pending"
+        added += 1
+    expected = counts[:2] + [counts[2] + added]
+    expected[next(i for i, count in enumerate(counts) if count)] -= 1
+    assert [len(draft.rows.observations) for draft in est._drafts.values()] == expected
+    assert est._pending_count == 4
 
 
 def test_reset_returns_to_start_up_and_keeps_counters() -> None:
