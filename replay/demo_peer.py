@@ -39,7 +39,8 @@ import zmq
 from zmq.utils.monitor import recv_monitor_message
 
 from estimator.errors import MbstateError
-from estimator.node.publishing import pack, unpack
+from estimator.node.publishing import unpack
+from replay.node_control import NodeControl
 from replay.pacing import paced
 from replay.publish import connect_publisher
 
@@ -86,29 +87,13 @@ def _send_paced(socket: zmq.Socket, readings: list[dict], stop: threading.Event)
     return sent
 
 
-def _request(control: zmq.Socket, command: str) -> dict | None:
-    """The node's reply (None: no reply within CONNECT_WAIT_S)."""
-    control.send(pack({"command": command}))
-    return unpack(control.recv()) if control.poll(int(1000 * CONNECT_WAIT_S)) else None
-
-
 def _shut_down_after_intake(context: zmq.Context, endpoint: str, sent: int, stop: threading.Event) -> None:
     """Wait until the node has received ``sent`` messages (or none more for IDLE_S), then shut it down
     (neither once ``stop`` is set: the node stopped already)."""
-    control = context.socket(zmq.REQ)
-    control.setsockopt(zmq.REQ_RELAXED, 1)  # a request without reply does not block the next one
-    control.setsockopt(zmq.REQ_CORRELATE, 1)
-    control.connect(endpoint)
-    received, progress_at = -1, time.monotonic()
-    while not stop.is_set() and time.monotonic() - progress_at < IDLE_S:
-        status = _request(control, "status")
-        if status is None or status["received"] >= sent:
-            break
-        if status["received"] > received:
-            received, progress_at = status["received"], time.monotonic()
-        stop.wait(0.05)
+    control = NodeControl(context, endpoint, CONNECT_WAIT_S)
+    control.wait_for_intake(sent, stop, IDLE_S)
     if not stop.is_set():
-        _request(control, "shutdown")
+        control.request("shutdown")
 
 
 def _collect(socket: zmq.Socket) -> tuple[list[dict], dict | None]:

@@ -3,12 +3,17 @@
 The socket is an XPUB so that the publisher can wait until the node's subscription has arrived
 before sending: ZeroMQ drops what a PUB sends before then (the "slow joiner"). Messages are the
 maps of sensors.messages (or whatever a log recorded, malformed ones included), msgpack-encoded.
+
+A log's control records (a ``reset`` the node carried out) are ``Command`` items among the
+messages: each goes to the node's control socket once the node has received every message sent
+before it (replay.node_control), so it takes effect at its recorded place.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +22,7 @@ import zmq
 
 from estimator.errors import MbstateError
 from replay.log import read_log
+from replay.node_control import NodeControl
 from replay.pacing import paced
 
 DEFAULT_ENDPOINT = "tcp://127.0.0.1:5555"
@@ -40,24 +46,71 @@ def connect_publisher(context: zmq.Context, endpoint: str, wait_s: float = 5.0) 
     return socket
 
 
+@dataclass(frozen=True)
+class Command:
+    """A command for the node's control socket, in its place among the messages (a log's control record)."""
+
+    name: str
+
+
 def publish(messages: Iterable[Any], endpoint: str = DEFAULT_ENDPOINT, speed: float | None = 1.0,
-            stop: threading.Event | None = None, wait_s: float = 5.0) -> int:
+            stop: threading.Event | None = None, wait_s: float = 5.0, control: str | None = None) -> int:
     """Send ``messages`` (msgpack-encoded; bytes as they are) to ``endpoint`` at ``speed`` times real
-    time by their stamps (None: as fast as possible); returns how many were sent. ``stop`` ends it
-    early."""
+    time by their stamps (None: as fast as possible), and each ``Command`` among them to the node's
+    ``control`` endpoint (module docstring; this publisher must then be the node's only input);
+    returns how many messages were sent. ``stop`` ends it early. MbstateError: no node, or a command
+    that cannot be carried out in its place."""
+    messages = list(messages)
+    commands = any(isinstance(m, Command) for m in messages)
+    if commands and control is None:
+        raise MbstateError("the messages hold commands for the node (a log's resets), but no control endpoint "
+                           "was given")
     context = zmq.Context()
     try:
         socket = connect_publisher(context, endpoint, wait_s)
+        node = NodeControl(context, control, wait_s) if commands else None
+        first = _received(node) if node else 0  # before this publisher's messages
         sent = 0
         for message in paced(messages, speed, stop) if speed else messages:
-            socket.send(message if isinstance(message, bytes) else msgpack.packb(message, use_bin_type=True))
-            sent += 1
+            if isinstance(message, Command):
+                _carry_out(node, message.name, first + sent, stop)
+            else:
+                socket.send(message if isinstance(message, bytes) else msgpack.packb(message, use_bin_type=True))
+                sent += 1
         return sent
     finally:
         context.destroy()  # closes the socket after its linger: queued messages still go out
 
 
+def _no_reply(node: NodeControl) -> MbstateError:
+    return MbstateError(f"no reply from the node's control endpoint {node.endpoint} within {node.wait_s:g} s")
+
+
+def _received(node: NodeControl) -> int:
+    """The number of input messages the node has received."""
+    status = node.request("status")
+    if status is None:
+        raise _no_reply(node)
+    return status["received"]
+
+
+def _carry_out(node: NodeControl, command: str, count: int, stop: threading.Event | None) -> None:
+    """Request ``command`` once the node has received ``count`` input messages in all."""
+    received = node.wait_for_intake(count, stop)
+    if stop is not None and stop.is_set():
+        return
+    if received is None:
+        raise _no_reply(node)
+    if received < count:
+        raise MbstateError(f"the node at {node.endpoint} received {received} of the {count} messages sent before "
+                           f"a '{command}', which was therefore not sent")
+    reply = node.request(command)
+    if reply is None or not reply.get("ok"):
+        raise MbstateError(f"the node at {node.endpoint} did not carry out '{command}' (reply: {reply})")
+
+
 def log_messages(path: str | Path) -> list[Any]:
-    """The messages a log recorded, in order: reading maps, and the bytes of raw records (control
-    records are commands to the node, not messages of its input socket)."""
-    return [body if kind == "reading" else body["data"] for kind, body in read_log(path).inputs if kind != "control"]
+    """The messages a log recorded, in order: reading maps, the bytes of raw records and a ``Command``
+    for each control record."""
+    return [body if kind == "reading" else body["data"] if kind == "raw" else Command(body["command"])
+            for kind, body in read_log(path).inputs]

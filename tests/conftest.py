@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import zmq
 
 from estimator.mechanism_file import load_mechanism
 from estimator.model import Mechanism
@@ -53,3 +54,12 @@ def cli_exit_code(argv: list[str]) -> int:
         return main(argv)
     except SystemExit as exc:
         return int(exc.code)
+
+
+@pytest.fixture
+def context():
+    """A ZeroMQ context whose sockets do not linger, destroyed after the test."""
+    context = zmq.Context()
+    context.setsockopt(zmq.LINGER, 0)
+    yield context
+    context.destroy()

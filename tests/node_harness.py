@@ -83,6 +83,14 @@ class RunningNode:
         return messages
 
 
+def bound_sub(context: zmq.Context) -> tuple[zmq.Socket, str]:
+    """A SUB subscribed to everything, bound to a free loopback port; (socket, endpoint)."""
+    sub = context.socket(zmq.SUB)
+    sub.subscribe(b"")
+    sub.bind("tcp://127.0.0.1:*")
+    return sub, sub.getsockopt_string(zmq.LAST_ENDPOINT)
+
+
 def encoder(t: float, seq: int, value: float = 0.5) -> dict:
     return {"sensor": "crank_encoder", "t": t, "seq": seq, "value": value}
 

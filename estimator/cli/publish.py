@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 
 from estimator.cli.arguments import positive_float
-from replay.publish import DEFAULT_ENDPOINT, log_messages, publish
+from estimator.node.config import NodeParams
+from replay.publish import DEFAULT_ENDPOINT, Command, log_messages, publish
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -13,10 +14,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "publish", help="re-publish a log's sensor messages to a running node",
         description="Send every sensor message recorded in LOG (malformed ones too) to ENDPOINT, paced by "
-                    "their stamps, from a PUB socket connected to the node's input. Waits for the node "
-                    "to be there first.")
+                    "their stamps, from a PUB socket connected to the node's input, and every reset the "
+                    "recording node carried out to the node's control socket, in its place (once the node "
+                    "has received the messages before it). Waits for the node to be there first.")
     parser.add_argument("log", metavar="LOG", help="log recorded by mbstate run or mbstate simulate")
     parser.add_argument("--endpoint", default=DEFAULT_ENDPOINT, help=f"the node's input (default {DEFAULT_ENDPOINT})")
+    parser.add_argument("--control", default=NodeParams.control,
+                        help=f"the node's control socket, for the log's resets (default {NodeParams.control})")
     pace = parser.add_mutually_exclusive_group()
     pace.add_argument("--speed", type=positive_float, default=1.0, help="times real time (default 1)")
     pace.add_argument("--fast", action="store_true", help="as fast as possible")
@@ -26,6 +30,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     messages = log_messages(args.log)
-    sent = publish(messages, args.endpoint, speed=None if args.fast else args.speed, wait_s=args.wait)
-    print(f"published {sent} messages to {args.endpoint}")
+    sent = publish(messages, args.endpoint, speed=None if args.fast else args.speed, wait_s=args.wait,
+                   control=args.control)
+    commands = sum(isinstance(m, Command) for m in messages)
+    print(f"published {sent} messages to {args.endpoint}" + (f"; control commands to {args.control}: {commands}"
+                                                                 * bool(commands)))
     return 0

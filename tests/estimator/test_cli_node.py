@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import zmq
 from conftest import MECHANISMS, REPO, cli_exit_code
-from node_harness import encoder
+from node_harness import bound_sub, encoder
 
 from estimator.node.intake import online_estimator
 from estimator.node.publishing import estimate_message
@@ -25,14 +25,6 @@ from replay.demo import run_demo, summary_text
 from replay.log import LogWriter
 
 EXAMPLE = str(REPO / "configs" / "estimator" / "fourbar.yaml")
-
-
-@pytest.fixture
-def context():
-    context = zmq.Context()
-    context.setsockopt(zmq.LINGER, 0)
-    yield context
-    context.destroy()
 
 
 def in_thread(argv: list[str]) -> tuple[threading.Thread, list[int]]:
@@ -49,13 +41,6 @@ def drain(sub: zmq.Socket, thread: threading.Thread) -> list:
         if sub.poll(50):
             received.append(msgpack.unpackb(sub.recv()))
     return received
-
-
-def bound_sub(context: zmq.Context) -> tuple[zmq.Socket, str]:
-    sub = context.socket(zmq.SUB)
-    sub.subscribe(b"")
-    sub.bind("tcp://127.0.0.1:*")
-    return sub, sub.getsockopt_string(zmq.LAST_ENDPOINT)
 
 
 def test_demo_json_summary(capsys) -> None:
@@ -154,6 +139,19 @@ def test_publish_sends_a_log(tmp_path, context, capsys) -> None:
     thread, codes = in_thread(["publish", str(log), "--endpoint", endpoint, "--speed", "10"])
     assert drain(sub, thread) == readings and codes == [0]
     assert f"published 30 messages to {endpoint}" in capsys.readouterr().out
+
+
+def test_publish_of_a_reset_without_a_node_at_the_control_endpoint_is_one_line(tmp_path, context, capsys) -> None:
+    log = tmp_path / "in.log"
+    with LogWriter(log, {}) as writer:
+        writer.reading(encoder(0.0, 0))
+        writer.write("control", {"command": "reset"})
+    sub, endpoint = bound_sub(context)
+    thread, codes = in_thread(["publish", str(log), "--endpoint", endpoint, "--control", "tcp://127.0.0.1:9",
+                               "--wait", "0.3"])
+    assert drain(sub, thread) == [] and codes == [2]  # the control socket is asked before anything is sent
+    err = capsys.readouterr().err
+    assert err == "mbstate publish: error: no reply from the node's control endpoint tcp://127.0.0.1:9 within 0.3 s\n"
 
 
 def test_simulate_publish_and_replay(tmp_path, context, capsys) -> None:

@@ -10,9 +10,8 @@ import time
 import msgpack
 import numpy as np
 import pytest
-import zmq
 from fake_estimator import FakeConfig, fake_factory
-from node_harness import RunningNode, encoder, estimates, write_config
+from node_harness import RunningNode, bound_sub, encoder, estimates, write_config
 
 from estimator.errors import MbstateError
 from estimator.node.config import load_node_config
@@ -21,7 +20,7 @@ from estimator.timeseries import read_csv, write_csv
 from replay.demo import crank_truth
 from replay.log import LogWriter, read_log
 from replay.pacing import paced
-from replay.publish import log_messages, publish
+from replay.publish import Command, log_messages, publish
 from replay.replay import RecordedClock, estimates_trajectory, replay
 from sensors.virtual import simulate_readings
 
@@ -93,25 +92,17 @@ def test_paced_releases_messages_at_their_stamps() -> None:
     assert list(paced(messages, stop=stop)) == []
 
 
-def test_publish_sends_every_message_to_a_subscriber() -> None:
-    context = zmq.Context()
-    context.setsockopt(zmq.LINGER, 0)
-    try:
-        sub = context.socket(zmq.SUB)
-        sub.subscribe(b"")
-        sub.bind("tcp://127.0.0.1:*")
-        endpoint = sub.getsockopt_string(zmq.LAST_ENDPOINT)
-        messages = [encoder(0.001 * k, k) for k in range(50)] + [{"anything": "recorded"}, b"\xc1 raw bytes"]
-        sent = []
-        thread = threading.Thread(target=lambda: sent.append(publish(messages, endpoint, speed=None)))
-        thread.start()
-        received = []
-        while sub.poll(500):  # a SUB hands its subscription to a new peer only while it is being used
-            received.append(sub.recv())
-        thread.join()
-        assert sent == [52] and received == [m if isinstance(m, bytes) else msgpack.packb(m) for m in messages]
-    finally:
-        context.destroy()
+def test_publish_sends_every_message_to_a_subscriber(context) -> None:
+    sub, endpoint = bound_sub(context)
+    messages = [encoder(0.001 * k, k) for k in range(50)] + [{"anything": "recorded"}, b"\xc1 raw bytes"]
+    sent = []
+    thread = threading.Thread(target=lambda: sent.append(publish(messages, endpoint, speed=None)))
+    thread.start()
+    received = []
+    while sub.poll(500):  # a SUB hands its subscription to a new peer only while it is being used
+        received.append(sub.recv())
+    thread.join()
+    assert sent == [52] and received == [m if isinstance(m, bytes) else msgpack.packb(m) for m in messages]
 
 
 def test_a_log_publishes_its_readings_and_raw_messages_in_order(tmp_path) -> None:
@@ -121,7 +112,7 @@ def test_a_log_publishes_its_readings_and_raw_messages_in_order(tmp_path) -> Non
         log.write("control", {"command": "reset"})
         log.state("truth", 0.001, q=np.zeros(2))
         log.reading(encoder(0.002, 2))
-    assert log_messages(tmp_path / "run.log") == [encoder(0.001, 1), b"\xc1", encoder(0.002, 2)]
+    assert log_messages(tmp_path / "run.log") == [encoder(0.001, 1), b"\xc1", Command("reset"), encoder(0.002, 2)]
 
 
 def test_publish_without_a_node_is_a_clear_error() -> None:
@@ -131,9 +122,9 @@ def test_publish_without_a_node_is_a_clear_error() -> None:
         publish([encoder(0.0, 0)], "tcp://127.0.0.1:9", wait_s=0.2)
 
 
-def test_a_reset_on_the_live_node_is_recorded_and_replayed(tmp_path) -> None:
-    """The live node gets readings, a ``reset`` command, then readings from a later time (it starts
-    again); replay of its log resets at the same place and gives the same estimates."""
+def live_run_with_a_reset(tmp_path) -> tuple:
+    """A live node gets readings, a ``reset`` command, then readings from a later time (it starts
+    again); (config, the estimate messages, how many readings came before the reset). Log: run.log."""
     config = load_node_config(write_config(tmp_path, "{unknown_forces: [motor]}"))
     truth = crank_truth(config.mech, 0.3)
     readings = [r.to_map() for r in simulate_readings(config.sensors.sensors, truth, 4)]
@@ -145,14 +136,55 @@ def test_a_reset_on_the_live_node_is_recorded_and_replayed(tmp_path) -> None:
         assert running.request({"command": "reset"})["ok"]
         running.send(*later)
         running.wait_received(len(first) + len(later), timeout=30.0)
-        live = estimates(running.collect(1.0))
+        return config, estimates(running.collect(1.0)), len(first)
+
+
+def test_a_reset_on_the_live_node_is_recorded_and_replayed(tmp_path) -> None:
+    """Replay of the log resets at the same place and gives the same estimates."""
+    config, live, before = live_run_with_a_reset(tmp_path)
     kinds = [kind for kind, _ in read_log(tmp_path / "run.log").inputs]
-    assert kinds.index("control") == len(first) and kinds.count("control") == 1
+    assert kinds.index("control") == before and kinds.count("control") == 1
     result = replay(tmp_path / "run.log", config, fixed_clock_estimator)
     assert sum("startup" in e.flags for e in result.estimates) == 2  # started, reset, started again
     assert len(live) == len(result.estimates) > 100
     for message, estimate in zip(live, result.estimates):
         assert message["step"] == estimate.step and message["q"] == estimate.q.tolist()
+
+
+def test_publish_sends_a_logged_reset_to_the_control_socket_in_its_place(tmp_path) -> None:
+    """The log re-published, as fast as possible, to a second node: the reset is requested once that
+    node has received the readings before it, so it records the reset at the same place and gives
+    the first node's estimates."""
+    config, live, before = live_run_with_a_reset(tmp_path)
+    second = load_node_config(write_config(tmp_path, "{unknown_forces: [motor]}", log="republished.log"))
+    messages = log_messages(tmp_path / "run.log")
+    with RunningNode(second, fixed_clock_estimator) as running:
+        sent = publish(messages, running.node.endpoints["sub"], speed=None, control=running.node.endpoints["control"])
+        running.wait_received(sent, timeout=30.0)
+        republished = estimates(running.collect(1.0))
+    kinds = [kind for kind, _ in read_log(tmp_path / "republished.log").inputs]
+    assert kinds.index("control") == before and kinds.count("control") == 1 and sent == len(messages) - 1
+    assert len(republished) == len(live) > 100
+    assert all(a["step"] == b["step"] and a["q"] == b["q"] for a, b in zip(republished, live))
+
+
+def test_publishing_a_reset_needs_a_control_endpoint_that_answers(context) -> None:
+    with pytest.raises(MbstateError, match="no control endpoint was given"):
+        publish([encoder(0.0, 0), Command("reset")], "tcp://127.0.0.1:9")
+    sub, endpoint = bound_sub(context)
+    errors = []
+
+    def publish_reset() -> None:
+        try:
+            publish([Command("reset")], endpoint, wait_s=0.3, control="tcp://127.0.0.1:9")
+        except MbstateError as exc:
+            errors.append(str(exc))
+
+    thread = threading.Thread(target=publish_reset)
+    thread.start()
+    while thread.is_alive():
+        sub.poll(50)  # a SUB hands its subscription to a new peer only while it is being used
+    assert errors == ["no reply from the node's control endpoint tcp://127.0.0.1:9 within 0.3 s"]
 
 
 @pytest.mark.parametrize("kind, body, match", [

@@ -1,0 +1,52 @@
+"""A client of a running node's control socket (a REQ; msgpack maps, estimator.node.runtime).
+
+Every request is answered within a time limit or given up. ``wait_for_intake`` asks for ``status``
+until the node has received a number of input messages: a sender that waits so before a command
+keeps the command in its place among the messages it sent (the input and control sockets are
+separate, so nothing else orders them).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import zmq
+
+from estimator.node.publishing import pack, unpack
+
+POLL_S = 0.05  # [s] between two status requests while waiting
+
+
+class NodeControl:
+    """Requests to the node whose control socket is at ``endpoint``; replies waited for ``wait_s``."""
+
+    def __init__(self, context: zmq.Context, endpoint: str, wait_s: float = 5.0) -> None:
+        self.endpoint, self.wait_s = endpoint, wait_s
+        self.socket = context.socket(zmq.REQ)
+        self.socket.setsockopt(zmq.LINGER, 0)  # a request nobody took does not hold up closing
+        self.socket.setsockopt(zmq.REQ_RELAXED, 1)  # a request without reply does not block the next one
+        self.socket.setsockopt(zmq.REQ_CORRELATE, 1)
+        self.socket.connect(endpoint)
+
+    def request(self, command: str) -> dict[str, Any] | None:
+        """The node's reply to ``command`` (None: no reply within ``wait_s``)."""
+        self.socket.send(pack({"command": command}))
+        return unpack(self.socket.recv()) if self.socket.poll(int(1000 * self.wait_s)) else None
+
+    def wait_for_intake(self, count: int, stop: threading.Event | None = None, idle_s: float = 1.0) -> int | None:
+        """Ask for ``status`` until the node has received ``count`` input messages in all, it received
+        none more for ``idle_s`` seconds, or ``stop`` is set; its last ``received`` count (None: no
+        reply, or stopped before one)."""
+        stop = stop or threading.Event()
+        received, progress_at = None, time.monotonic()
+        while not stop.is_set():
+            status = self.request("status")
+            if status is None:
+                return None
+            if received is None or status["received"] > received:
+                received, progress_at = status["received"], time.monotonic()
+            if received >= count or time.monotonic() - progress_at >= idle_s or stop.wait(POLL_S):
+                break
+        return received
