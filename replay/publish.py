@@ -61,14 +61,14 @@ def publish(messages: Iterable[Any], endpoint: str = DEFAULT_ENDPOINT, speed: fl
     returns how many messages were sent. ``stop`` ends it early. MbstateError: no node, or a command
     that cannot be carried out in its place."""
     messages = list(messages)
-    commands = any(isinstance(m, Command) for m in messages)
-    if commands and control is None:
+    has_commands = any(isinstance(m, Command) for m in messages)
+    if has_commands and control is None:
         raise MbstateError("the messages hold commands for the node (a log's resets), but no control endpoint "
                            "was given")
     context = zmq.Context()
     try:
         socket = connect_publisher(context, endpoint, wait_s)
-        node = NodeControl(context, control, wait_s) if commands else None
+        node = NodeControl(context, control, wait_s) if has_commands else None
         first = _received(node) if node else 0  # before this publisher's messages
         sent = 0
         for message in paced(messages, speed, stop) if speed else messages:
