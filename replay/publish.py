@@ -25,8 +25,6 @@ from replay.log import read_log
 from replay.node_control import NodeControl
 from replay.pacing import paced
 
-DEFAULT_ENDPOINT = "tcp://127.0.0.1:5555"
-
 
 def connect_publisher(context: zmq.Context, endpoint: str, wait_s: float = 5.0) -> zmq.Socket:
     """An XPUB connected to ``endpoint``, returned once a subscriber has subscribed (MbstateError
@@ -53,7 +51,7 @@ class Command:
     name: str
 
 
-def publish(messages: Iterable[Any], endpoint: str = DEFAULT_ENDPOINT, speed: float | None = 1.0,
+def publish(messages: Iterable[Any], endpoint: str, speed: float | None = 1.0,
             stop: threading.Event | None = None, wait_s: float = 5.0, control: str | None = None) -> int:
     """Send ``messages`` (msgpack-encoded; bytes as they are) to ``endpoint`` at ``speed`` times real
     time by their stamps (None: as fast as possible), and each ``Command`` among them to the node's

@@ -6,7 +6,7 @@ import argparse
 
 from estimator.cli.arguments import positive_float
 from estimator.node.config import NodeParams
-from replay.publish import DEFAULT_ENDPOINT, Command, log_messages, publish
+from replay.publish import Command, log_messages, publish
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -18,7 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "recording node carried out to the node's control socket, in its place (once the node "
                     "has received the messages before it). Waits for the node to be there first.")
     parser.add_argument("log", metavar="LOG", help="log recorded by mbstate run or mbstate simulate")
-    parser.add_argument("--endpoint", default=DEFAULT_ENDPOINT, help=f"the node's input (default {DEFAULT_ENDPOINT})")
+    parser.add_argument("--endpoint", default=NodeParams.sub, help=f"the node's input (default {NodeParams.sub})")
     parser.add_argument("--control", default=NodeParams.control,
                         help=f"the node's control socket, for the log's resets (default {NodeParams.control})")
     pace = parser.add_mutually_exclusive_group()

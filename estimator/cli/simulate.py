@@ -26,9 +26,10 @@ from estimator.dynamics.inverse import inverse_dynamics
 from estimator.errors import MbstateError
 from estimator.kinematics import solve_velocity_problem
 from estimator.model import Mechanism
+from estimator.node.config import NodeParams
 from estimator.timeseries import Trajectory
 from replay.log import LogWriter
-from replay.publish import DEFAULT_ENDPOINT, publish
+from replay.publish import publish
 from sensors.config import load_sensors
 from sensors.virtual import Truth, simulate_readings
 
@@ -61,8 +62,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--method", choices=METHODS, default="ali3", help="forward dynamics method")
     parser.add_argument("--seed", type=int, default=0, help="seed of every random draw (default 0)")
     parser.add_argument("--out", metavar="LOG", help="output log (msgpack records); required without --publish")
-    parser.add_argument("--publish", nargs="?", const=DEFAULT_ENDPOINT, metavar="ENDPOINT",
-                        help=f"also send the readings at real time to a node's input (default {DEFAULT_ENDPOINT})")
+    parser.add_argument("--publish", nargs="?", const=NodeParams.sub, metavar="ENDPOINT",
+                        help=f"also send the readings at real time to a node's input (default {NodeParams.sub})")
     parser.set_defaults(run=run)
 
 
