@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+import numpy as np
+
 from estimator.errors import MbstateError
 from estimator.model import Mechanism
 from sensors.section import Section
@@ -36,18 +38,33 @@ class EstimatorConfig:
       the constraints; false — the kinematics-only estimator for comparison: the same graph without
       the dynamics rows, λ and F, with a white-jerk random walk on q̈ (density ``jerk_random_walk``
       [m/s³/√Hz, rad/s³/√Hz]); its forces are then computed from each estimate by inverse dynamics.
-      ``constraint_sigma`` [m, m/s, m/s²]: σ of Φ, Φq q̇, Φq q̈ − γ. ``integrator_sigma`` [m, m/s]:
+      ``constraint_sigma`` [m], ``velocity_constraint_sigma`` [m/s], ``acceleration_constraint_sigma``
+      [m/s²]: σ of the rows Φ, Φq q̇ and Φq q̈ − γ. The linearization error of the velocity rows grows
+      with δq δq̇ and that of the acceleration rows with δq̇², δq̇ the correction a step's readings make
+      to its predicted velocity: at σ 1e-5 m/s² the acceleration rows were off by more than their σ at
+      nearly every step (the five-bar with encoders) and, linearized once, drove the window unstable.
+      The defaults keep that error within the rows' σ at the encoder and IMU rates of the examples. ``integrator_sigma`` [m, m/s]:
       σ of the integrator rows (q/q̇ and q̇/q̈), at least their truncation error.
-    Start-up
-      ``startup_timeout`` [s] sensor time after the first reading after which the estimator starts
-      without the sensors that have not reported; ``position_sigma`` [m, rad], ``velocity_sigma``
-      [m/s, rad/s]: σ of the start prior on q and q̇ around the start-up solution (q̈ and λ get
-      ``free_sigma``, loose).
+    Start-up (estimator.online_startup)
+      ``startup_span`` [s]: the readings of this much sensor time from the first one are fitted for the
+      start state at the middle of the span, t0 (encoders: value, rate and acceleration); the grid starts
+      at t0. ``startup_timeout`` [s] sensor time after the first reading after which the estimator starts
+      without the sensors that have not reported. ``initial_state``: values of named coordinates
+      {name: value} held while the mechanism file's configuration is assembled into the anchor q_a that
+      the start-up solution starts from (and stays on the branch of); without absolute sensors the start
+      is q_a. ``position_sigma`` [m, rad], ``velocity_sigma`` [m/s, rad/s]: σ of the start prior on q
+      and q̇, centred on the start-up solution (q̈ and λ get ``free_sigma``, loose).
     Solver
       ``relinearize_threshold``: null (default) — never relinearize: each step's factor is linearized
       once, at the step's prediction, and added as a native linear factor (no Python callback in
       GTSAM); a number — iSAM2 relinearizes a state whose update exceeds it in any component, and
       the step's factor, a Python factor, is evaluated there again. ``factorization`` CHOLESKY or QR.
+      With null, the linearization is checked after each update instead: when the newest step's rows,
+      evaluated at its estimate, differ from their linearization by more than
+      ``linearization_tolerance`` [σ of the rows] in any row, every step of the window whose rows are
+      that far off is linearized again at its estimate and the update repeated, at most
+      ``max_relinearizations`` times per update (0: never). Far from the truth (start-up, after a jump)
+      the estimate then converges like Gauss-Newton; once it tracks, the check is all it costs.
     Output
       ``publish_sigmas``: marginal standard deviations of q, q̇ and F in every estimate (one iSAM2
       marginal covariance per step: measured ~0.1 ms on the four-bar, see estimator.benchmarks.node).
@@ -69,13 +86,19 @@ class EstimatorConfig:
     dynamics_sigma: float = 1e-3
     jerk_random_walk: float = 10.0
     constraint_sigma: float = 1e-5
+    velocity_constraint_sigma: float = 3e-4
+    acceleration_constraint_sigma: float = 1e-2
     integrator_sigma: float = 1e-6
     startup_timeout: float = 0.05
+    startup_span: float = 0.05
+    initial_state: tuple[tuple[str, float], ...] = ()
     position_sigma: float = 1e-2
     velocity_sigma: float = 1.0
     free_sigma: float = 1e3
     relinearize_threshold: float | None = None
     factorization: str = "QR"
+    linearization_tolerance: float = 1.0
+    max_relinearizations: int = 3
     publish_sigmas: bool = False
     latency_budget_ms: float = 1.0
     max_coalesce: int = 4
@@ -85,8 +108,9 @@ class EstimatorConfig:
 
     def __post_init__(self) -> None:
         positive = ("rate", "force_random_walk", "force_sigma", "dynamics_sigma", "jerk_random_walk",
-                    "constraint_sigma", "integrator_sigma", "startup_timeout", "position_sigma", "velocity_sigma",
-                    "free_sigma", "latency_budget_ms")
+                    "constraint_sigma", "velocity_constraint_sigma", "acceleration_constraint_sigma", "integrator_sigma",
+                    "startup_timeout", "position_sigma", "velocity_sigma",
+                    "free_sigma", "latency_budget_ms", "linearization_tolerance")
         for name in positive:
             if not getattr(self, name) > 0.0:
                 raise MbstateError(f"estimator.{name}: must be a positive number, got {getattr(self, name)!r}")
@@ -95,6 +119,8 @@ class EstimatorConfig:
                   ("relinearize_threshold", self.relinearize_threshold is None or self.relinearize_threshold >= 0.0,
                    "null or at least 0"),
                   ("factorization", self.factorization in FACTORIZATIONS, f"one of {', '.join(FACTORIZATIONS)}"),
+                  ("max_relinearizations", self.max_relinearizations >= 0, "at least 0"),
+                  ("startup_span", 0.0 <= self.startup_span <= 10.0, "in [0, 10] s"),
                   ("max_coalesce", self.max_coalesce >= 1, "at least 1"), ("recover_steps", self.recover_steps >= 1,
                   "at least 1"), ("recover_fraction", 0.0 < self.recover_fraction <= 1.0, "in (0, 1]"),
                   ("max_pending", self.max_pending >= 1, "at least 1"))
@@ -121,6 +147,8 @@ class EstimatorConfig:
             name, default = spec.name, spec.default
             if name == "unknown_forces":
                 values[name] = _actuator_names(section, mech)
+            elif name == "initial_state":
+                values[name] = _coordinate_values(section, mech)
             elif name == "relinearize_threshold" and section.raw(name) is None:
                 values[name] = None
             elif isinstance(default, bool):
@@ -154,3 +182,19 @@ def _actuator_names(section: Section, mech: Mechanism) -> tuple[str, ...]:
     if len(set(names)) != len(names):
         raise section.error("unknown_forces", f"an actuator is repeated: {', '.join(names)}")
     return tuple(names)
+
+
+def _coordinate_values(section: Section, mech: Mechanism) -> tuple[tuple[str, float], ...]:
+    """``initial_state``: a map from coordinate names of ``mech`` to finite numbers."""
+    values = section.raw("initial_state")
+    if not isinstance(values, dict):
+        raise section.error("initial_state", f"must be a map of coordinate names to values, got {str(values)[:60]!r}")
+    pairs = []
+    for name, value in values.items():
+        if name not in mech.coordinate_names:
+            known = ", ".join(mech.coordinate_names)
+            raise section.error("initial_state", f"unknown coordinate {str(name)[:40]!r} (known: {known[:200]})")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+            raise section.error(f"initial_state.{name}", f"must be a finite number, got {str(value)[:40]!r}")
+        pairs.append((name, float(value)))
+    return tuple(pairs)

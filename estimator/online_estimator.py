@@ -95,7 +95,7 @@ from estimator.factors.frozen import FreezeSwitch, freezable
 from estimator.factors.observation_stack import (LinearizedStep, Observation, SensorTerm, sensor_term,
                                                  stacked_step_error)
 from estimator.forces import generalized_forces
-from estimator.kinematics import solve_position_problem
+from estimator.kinematics import AssemblyError, solve_position_problem
 from estimator.model import Mechanism
 from estimator.online_config import EstimatorConfig
 from estimator.online_startup import initial_state
@@ -105,7 +105,7 @@ from sensors.messages import Reading
 
 log = logging.getLogger(__name__)
 COUNTERS = ("readings", "steps", "pending", "used", "late", "dropped", "ignored", "overruns", "degraded_steps",
-            "coalesced_steps", "recoveries", "solver_recoveries", "resets")
+            "coalesced_steps", "recoveries", "solver_recoveries", "resets", "relinearizations")
 
 
 @dataclass(frozen=True)
@@ -159,7 +159,7 @@ class OnlineEstimator:
             raise MbstateError(f"estimator.unknown_forces: unknown actuator {unknown[0]!r} "
                                f"(known: {', '.join(names) or 'none'})")
         forces = tuple(names.index(f) for f in config.unknown_forces)
-        assembled = solve_position_problem(mech, mech.q0)
+        assembled = self._anchor()
         rows = tuple(int(r) for r in independent_constraint_rows(mech, assembled))
         size, dynamics = len(rows), config.dynamics
         self.layout = EstimationLayout(mech.n, rows if dynamics else (), forces if dynamics else (),
@@ -168,14 +168,15 @@ class OnlineEstimator:
             s.params.name: sensor_term(s, i, self.layout, mech.m, len(mech.actuators))
             for i, s in enumerate(sensors.sensors)}
         self._force_coordinates = [mech.actuators[j].coordinate for j in forces]
+        position, velocity, acceleration = (config.constraint_sigma, config.velocity_constraint_sigma,
+                                            config.acceleration_constraint_sigma)
         if dynamics:
             selection = actuator_selection(mech, self._force_coordinates) if forces else np.zeros((mech.n, 0))
             self._model = partial(dynamics_rows, mech, self.layout, selection)
-            sigmas = np.repeat([config.constraint_sigma, config.constraint_sigma, config.dynamics_sigma,
-                                config.constraint_sigma], [size, size, mech.n, size])
+            sigmas = np.repeat([position, velocity, config.dynamics_sigma, acceleration], [size, size, mech.n, size])
         else:
             self._model = partial(kinematic_rows, mech, np.asarray(rows), self.layout)
-            sigmas = np.full(3 * size, config.constraint_sigma)
+            sigmas = np.repeat([position, velocity, acceleration], size)
         self._weights = 1.0 / sigmas
         self._process = self._process_relations()
         self._prediction = self._prediction_matrices()
@@ -187,7 +188,18 @@ class OnlineEstimator:
         self._levels = [0] + [1] * first_helps + list(range(2, config.max_coalesce + 1))
         self.reset()
         self._counters["resets"] = 0
+        self._assembled = assembled
         self._warm_up(assembled)
+
+    def _anchor(self) -> np.ndarray:
+        """q_a: the file's configuration with the ``initial_state`` coordinates held, assembled."""
+        q, names = self.mech.q0.copy(), self.mech.coordinate_names
+        held = [names.index(name) for name, _ in self.config.initial_state]
+        q[held] = [value for _, value in self.config.initial_state]
+        try:
+            return solve_position_problem(self.mech, q, held)
+        except AssemblyError as exc:
+            raise MbstateError(f"estimator.initial_state: the mechanism does not assemble there ({exc})") from None
 
     def _warm_up(self, q: np.ndarray) -> None:
         """Evaluate the step factor once with a reading of every sensor, so that the compiled kernels are
@@ -237,6 +249,7 @@ class OnlineEstimator:
         self._late: dict[int, list[Observation]] = {}
         self._states: dict[int, np.ndarray] = {}
         self._prior = None
+        self._window: dict[int, tuple[LinearizedStep, int]] = {}  # native step factors: rows and GTSAM slot
         self._smoother = FixedLagSmoother(SmootherOptions(
             lag=self.config.lag, factorization=self.config.factorization,
             relinearize_threshold=self.config.relinearize_threshold))
@@ -330,9 +343,14 @@ class OnlineEstimator:
             by_sensor.setdefault(reading.sensor, []).append(reading)
         if set(by_sensor) != usable and sensor_time - self._first < self.config.startup_timeout:
             return False
-        t0 = max(r.t for r in self._buffer)
-        x0 = initial_state(self.mech, self.layout, by_sensor, self._terms, t0)
-        self._prior = prior_relation(self.layout, x0, self._prior_sigmas())
+        if sensor_time - self._first < self.config.startup_span:
+            return False
+        t0 = max(self._first, max(r.t for r in self._buffer) - 0.5 * self.config.startup_span)
+        x0, force_sigmas = initial_state(self.mech, self.layout, by_sensor, self._terms, t0, self._assembled,
+                                         self._force_coordinates)
+        sigmas = self._prior_sigmas()
+        sigmas[self.layout.force] = np.minimum(sigmas[self.layout.force], force_sigmas)
+        self._prior = prior_relation(self.layout, x0, sigmas)
         self._states[0] = x0
         self._grid = TimeGrid(t0, self.config.dt)
         self._drafts = {0: self._draft_step(0)}
@@ -432,8 +450,10 @@ class OnlineEstimator:
         start = self.clock()
         level = self._level
         graph, values, stamps = gtsam.NonlinearFactorGraph(), gtsam.Values(), {}
+        drafts = []
         for k in group:
             draft = self._drafts.pop(k, None) or self._draft_step(k)
+            drafts.append(draft)
             self._pending_count -= len(draft.rows.observations)
             graph.add(self._step_factor(draft))
             graph.add(draft.process)
@@ -447,6 +467,8 @@ class OnlineEstimator:
         oldest = max(0, min(group[0], newest + 1 - self.config.integrator_order))  # outputs, next prediction
         kept = range(oldest, newest + 1)
         solved = self._smoother.update_for(graph, values, stamps, [X(j) for j in kept])
+        self._track_step_factors(drafts, solver_recoveries)
+        solved = self._relinearize(kept, solved)
         # the states kept (solved), and the guesses of any steps drafted beyond this update
         self._states = {j: x for j, x in self._states.items() if j > newest} | dict(zip(kept, solved))
         self._next = newest + 1
@@ -464,6 +486,45 @@ class OnlineEstimator:
                              latency=share, update_steps=len(group), flags=tuple(flags + ["startup"] * (k == 0)
                                                         + ["recovered"] * (recovered and k == newest)))
                 for k, (q, qd, qdd, forces, lam, sigma) in zip(group, outputs)]
+
+    def _track_step_factors(self, drafts: list[DraftStep], solver_recoveries: int) -> None:
+        """Remember the GTSAM slots of the native step factors in the window (the step factor of each draft
+        comes first of its two factors in the update), for ``_relinearize``."""
+        if self.config.relinearize_threshold is not None or not self.config.max_relinearizations:
+            return
+        if self._smoother.recoveries > solver_recoveries:
+            self._window = {}  # a restarted smoother holds none of the old factors
+        slots = self._smoother.new_factor_indices
+        for i, draft in enumerate(drafts):
+            self._window[draft.step] = (draft.rows, slots[2 * i])
+        oldest = drafts[-1].step - self.config.lag
+        self._window = {k: entry for k, entry in self._window.items() if k >= oldest}
+
+    def _relinearize(self, kept: range, solved: list[np.ndarray]) -> list[np.ndarray]:
+        """Linearize again where the newest step's linearization is off by more than the tolerance at its
+        estimate (EstimatorConfig, Solver): every step of the window that far off, at the window's estimate,
+        and update again; repeated at most ``max_relinearizations`` times. The estimates of ``kept``."""
+        tolerance = self.config.linearization_tolerance
+        for _ in range(self.config.max_relinearizations):
+            newest = self._window.get(kept[-1])
+            if newest is None or newest[0].linearization_error(solved[-1]) <= tolerance:
+                break
+            graph, remove, moved = gtsam.NonlinearFactorGraph(), [], []
+            for k, (rows, slot) in self._window.items():
+                x = self._smoother.estimate(X(k))
+                if rows.linearization_error(x) > tolerance:
+                    moved.append((k, rows.at(x)))
+                    remove.append(slot)
+                    graph.add(self._step_factor(DraftStep(k, moved[-1][1], None)))
+            recoveries = self._smoother.recoveries
+            solved = self._smoother.replace_factors(remove, graph, [X(j) for j in kept])
+            if self._smoother.recoveries > recoveries:
+                self._window = {}
+                break
+            for (k, rows), slot in zip(moved, self._smoother.new_factor_indices):
+                self._window[k] = (rows, slot)
+            self._counters["relinearizations"] += 1
+        return solved
 
     def _load(self, share: float, steps: int) -> bool:
         """Degradation bookkeeping after an update of ``steps`` steps, ``share`` s each (module

@@ -1,25 +1,33 @@
 """Start-up of the online estimator: the initial stacked state from the first readings.
 
-With the readings buffered until every sensor has reported (or a time-out), at the start time t0:
+The readings of the start-up span (EstimatorConfig.startup_span, with t0 its middle) are buffered.
+Each position-only sensor (encoders) is fitted by weighted least squares with a cubic in t − t0,
+z(t) ≈ z0 + ż (t − t0) + z̈ (t − t0)²/2 + c (t − t0)³, which gives its value, rate and acceleration
+at t0 with their standard deviations (σ² (VᵀV)⁻¹ of the fit; one reading: the value alone). Then:
 
-1. position: Gauss-Newton on [Φ(q)/σ_Φ; W (h(q) − z) of each position-only sensor (encoders) at its
-   reading nearest t0; 1e-3 (q − q_a)], from q_a = mech.q0 assembled; steps limited to 0.2 in
-   max-norm so that the iteration follows the branch of q_a (the assembly mode of the file);
+1. position: Gauss-Newton on [Φ(q)/σ_Φ; (h(q) − z0)/σ_z0 of each encoder; 1e-3 (q − q_a)], from
+   q_a, the anchor (mech.q0 with the ``initial_state`` coordinates held, assembled); steps limited to
+   0.2 in max-norm so that the iteration follows the branch of q_a (the assembly mode of the file);
 2. velocity: the linear least squares [Φq q̇ = 0 (weighted); gyroscopes (h linear in q̇) at their
-   reading nearest t0; encoder rates ∂h/∂q q̇ = (z_last − z_first)/(t_last − t_first) over the buffer;
-   1e-3 q̇ = 0];
-3. q̈ and λ: Lagrange's equations with the unknown forces and biases at zero (kinematics: q̈ on
-   Φq q̈ = γ, minimum norm); the start prior leaves them loose, the first steps' readings fix them.
+   reading nearest t0; encoders H q̇ = ż / σ_ż (H = ∂h/∂q); 1e-3 q̇ = 0];
+3. acceleration: with the unknown forces in the state, [Φq q̈ = γ (weighted); encoders
+   H q̈ = z̈ − Ḣ q̇ / σ_z̈; 1e-3 (q̈ − q̈_0)], q̈_0 from Lagrange's equations with the unknown forces
+   at zero, and then λ and the forces from the equations of motion, Φqᵀλ − E F = Q − M q̈
+   (estimator.dynamics.inverse). Without unknown forces q̈ and λ come from Lagrange's equations
+   (kinematics only: q̈ on Φq q̈ = γ, minimum norm). Biases start at zero.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from estimator.constraints import constraint_jacobian
 from estimator.dynamics.forward import multipliers
+from estimator.dynamics.inverse import multipliers_and_drive_forces
+from estimator.forces import generalized_forces
 from estimator.dynamics.lagrange import accelerations
 from estimator.constraints import constraint_derivatives
 from estimator.factors.estimation_state import EstimationLayout
@@ -39,13 +47,61 @@ def _nearest(readings: Sequence[Reading], t0: float) -> Reading:
     return min(readings, key=lambda r: abs(r.t - t0))
 
 
-def initial_position(mech: Mechanism, layout: EstimationLayout, readings: Mapping[str, list[Reading]],
-                     terms: Mapping[str, SensorTerm], t0: float) -> np.ndarray:
+@dataclass(frozen=True)
+class Motion:
+    """A position sensor's value, rate and acceleration at t0 and their standard deviations (inf: not
+    determined by the readings)."""
+
+    z: np.ndarray
+    rates: np.ndarray  # [ż, z̈]
+    sigmas: np.ndarray  # [σ_z, σ_ż, σ_z̈]
+
+
+def fitted_motion(readings: Sequence[Reading], t0: float, sigma: float, wraps: bool) -> Motion:
+    """The cubic fit of the module docstring (fewer terms with fewer than four readings; angles unwrapped)."""
+    ordered = sorted(readings, key=lambda r: r.t)
+    values = np.array([np.asarray(r.value, float).reshape(-1) for r in ordered])
+    if wraps:
+        values = np.unwrap(values, axis=0)
+    dt = np.array([r.t for r in ordered]) - t0
+    span = max(float(np.max(np.abs(dt))), 1e-9)
+    terms = min(4, len(ordered))
+    basis = np.vander(dt / span, terms, increasing=True)  # scaled for conditioning
+    coefficients, *_ = np.linalg.lstsq(basis, values, rcond=None)
+    covariance = sigma ** 2 * np.linalg.pinv(basis.T @ basis)
+    scale = np.array([1.0, 1.0 / span, 2.0 / span ** 2])[:terms]  # z, ż, z̈ from the scaled coefficients
+    padded = np.zeros((3, values.shape[1]))
+    padded[:terms] = coefficients[:3] * scale[:, None]
+    sigmas = np.full(3, np.inf)
+    sigmas[:terms] = np.sqrt(np.diag(covariance)[:3]) * scale
+    z = padded[0]
+    return Motion(wrap_angle(z) if wraps else z, padded[1:], sigmas)
+
+
+def _rows(rows: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """The least-squares solution of the stacked rows (e, d): d x = −e."""
+    return np.linalg.lstsq(np.vstack([d for _, d in rows]), -np.concatenate([e for e, _ in rows]), rcond=None)[0]
+
+
+def _covariance(rows: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """(DᵀD)⁻¹ of the stacked whitened rows, the covariance of ``_rows``' solution: V S⁻² Vᵀ from the SVD of
+    D (full rank through the regularization rows; the normal equations would square its condition)."""
+    _, singular, vt = np.linalg.svd(np.vstack([d for _, d in rows]), full_matrices=False)
+    return (vt.T / singular ** 2) @ vt
+
+
+def position_motions(readings: Mapping[str, list[Reading]], terms: Mapping[str, SensorTerm],
+                     t0: float) -> dict[str, Motion]:
+    """The fitted motion of every position-only sensor (encoders) at t0."""
+    return {name: fitted_motion(rs, t0, terms[name].sigma, terms[name].sensor.wraps)
+            for name, rs in readings.items() if terms[name].sensor.variables == ("q",)}
+
+
+def initial_position(mech: Mechanism, layout: EstimationLayout, motions: Mapping[str, Motion],
+                     terms: Mapping[str, SensorTerm], anchor: np.ndarray) -> np.ndarray:
     """Step 1 of the module docstring: q at t0."""
     n = mech.n
-    anchor = solve_position_problem(mech, mech.q0)
-    observations = [Observation(terms[name], _nearest(rs, t0).value, terms[name].whitening(None), 0.0)
-                    for name, rs in readings.items() if terms[name].sensor.variables == ("q",)]
+    observations = [Observation(terms[name], motion.z, 1.0 / motion.sigmas[0], 0.0) for name, motion in motions.items()]
     x = np.zeros(layout.size)
     x[:n] = anchor
     for _ in range(ITERATIONS):
@@ -53,7 +109,7 @@ def initial_position(mech: Mechanism, layout: EstimationLayout, readings: Mappin
         rows = [(CONSTRAINT_WEIGHT * phi, CONSTRAINT_WEIGHT * phi_q),
                 (REGULARIZATION * (x[:n] - anchor), REGULARIZATION * np.eye(n))]
         rows += [(e, d[:, :n]) for e, d in (observation_rows(obs, x) for obs in observations)]
-        step = np.linalg.lstsq(np.vstack([d for _, d in rows]), -np.concatenate([e for e, _ in rows]), rcond=None)[0]
+        step = _rows(rows)
         step *= min(1.0, MAX_STEP / max(np.max(np.abs(step)), 1e-300))
         x[:n] += step
         if np.max(np.abs(step)) < 1e-12:
@@ -62,7 +118,7 @@ def initial_position(mech: Mechanism, layout: EstimationLayout, readings: Mappin
 
 
 def initial_velocity(mech: Mechanism, layout: EstimationLayout, q: np.ndarray, readings: Mapping[str, list[Reading]],
-                     terms: Mapping[str, SensorTerm], t0: float) -> np.ndarray:
+                     motions: Mapping[str, Motion], terms: Mapping[str, SensorTerm], t0: float) -> np.ndarray:
     """Step 2 of the module docstring: q̇ at t0."""
     n = mech.n
     x = np.zeros(layout.size)
@@ -74,30 +130,60 @@ def initial_velocity(mech: Mechanism, layout: EstimationLayout, q: np.ndarray, r
         if term.sensor.variables == ("q", "v"):
             e, d = observation_rows(Observation(term, _nearest(rs, t0).value, term.whitening(None), 0.0), x)
             rows.append((e, d[:, n:2 * n]))
-        elif term.sensor.variables == ("q",) and len(rs) > 1:
-            first, last = min(rs, key=lambda r: r.t), max(rs, key=lambda r: r.t)
-            if last.t - first.t <= 0.0:
-                continue
-            change = last.value - first.value
-            rate = (wrap_angle(change) if term.sensor.wraps else change) / (last.t - first.t)
-            gradient = term.sensor.measurement(q, jac=True)[1][0]
-            weight = (last.t - first.t) / (np.sqrt(2.0) * term.sigma)
-            rows.append((-weight * rate, weight * gradient))
-    return np.linalg.lstsq(np.vstack([d for _, d in rows]), -np.concatenate([e for e, _ in rows]), rcond=None)[0]
+    for name, motion in motions.items():
+        if np.isfinite(motion.sigmas[1]):
+            gradient = terms[name].sensor.measurement(q, jac=True)[1][0]
+            rows.append((-motion.rates[0] / motion.sigmas[1], gradient / motion.sigmas[1]))
+    return _rows(rows)
+
+
+def initial_acceleration(mech: Mechanism, q: np.ndarray, qd: np.ndarray, guess: np.ndarray,
+                         motions: Mapping[str, Motion],
+                         terms: Mapping[str, SensorTerm]) -> tuple[np.ndarray, np.ndarray]:
+    """Step 3 of the module docstring: q̈ at t0 from the encoders' fitted accelerations, near ``guess``,
+    and its covariance."""
+    n, step = mech.n, 1e-6
+    phi_q = constraint_jacobian(mech, q)
+    gamma = -constraint_derivatives(mech, q, True)[2] @ qd @ qd  # γ = −Φ̇q q̇ = −(Φqq·q̇) q̇
+    rows = [(-CONSTRAINT_WEIGHT * gamma, CONSTRAINT_WEIGHT * phi_q),
+            (-REGULARIZATION * guess, REGULARIZATION * np.eye(n))]
+    for name, motion in motions.items():
+        if np.isfinite(motion.sigmas[2]):
+            measure = terms[name].sensor.measurement
+            gradient = measure(q, jac=True)[1][0]
+            rate = (measure(q + step * qd, jac=True)[1][0] - measure(q - step * qd, jac=True)[1][0]) / (2 * step)
+            rows.append(((rate @ qd - motion.rates[1]) / motion.sigmas[2], gradient / motion.sigmas[2]))
+    return _rows(rows), _covariance(rows)
 
 
 def initial_state(mech: Mechanism, layout: EstimationLayout, readings: Mapping[str, list[Reading]],
-                  terms: Mapping[str, SensorTerm], t0: float) -> np.ndarray:
-    """The stacked state x at t0 (module docstring); F and b zero."""
+                  terms: Mapping[str, SensorTerm], t0: float, anchor: np.ndarray,
+                  force_coordinates: Sequence[int] = ()) -> tuple[np.ndarray, np.ndarray]:
+    """The stacked state x at t0 (module docstring), ``anchor``: q_a, assembled; and the standard
+    deviations of its unknown forces as the readings determine them (inf where they do not)."""
     n = mech.n
-    q = initial_position(mech, layout, readings, terms, t0)
-    qd = initial_velocity(mech, layout, q, readings, terms, t0)
+    motions = position_motions(readings, terms, t0)
+    q = initial_position(mech, layout, motions, terms, anchor)
+    qd = initial_velocity(mech, layout, q, readings, motions, terms, t0)
     x = np.zeros(layout.size)
     x[:n], x[n:2 * n] = q, qd
-    if len(layout.rows):
-        qdd, _ = accelerations(mech.arrays, q, qd, 0.0, 0.0)
-        x[2 * n:3 * n] = qdd
-        x[layout.lam] = multipliers(mech, q, qd, qdd)[list(layout.rows)]
-    else:
+    force_sigmas = np.full(len(layout.forces), np.inf)
+    if not len(layout.rows):
         x[2 * n:3 * n] = solve_acceleration_problem(mech, q, qd, np.zeros(0), [])
-    return x
+        return x, force_sigmas
+    qdd, _ = accelerations(mech.arrays, q, qd, 0.0, 0.0)
+    if len(layout.forces):
+        qdd, covariance = initial_acceleration(mech, q, qd, qdd, motions, terms)
+        rhs = generalized_forces(mech, q, qd) - mech.arrays.mass @ qdd
+        jacobian = constraint_jacobian(mech, q)
+        lam, forces, _ = multipliers_and_drive_forces(jacobian, rhs, force_coordinates)
+        # F is linear in q̈ through rhs = Q − M q̈: its covariance is G C Gᵀ with G = ∂F/∂q̈
+        gradient = np.stack([multipliers_and_drive_forces(jacobian, -mech.arrays.mass[:, j], force_coordinates)[1]
+                             for j in range(n)], axis=1)
+        force_sigmas = np.sqrt(np.diag(gradient @ covariance @ gradient.T))
+        x[layout.force] = forces
+    else:
+        lam = multipliers(mech, q, qd, qdd)
+    x[2 * n:3 * n] = qdd
+    x[layout.lam] = lam[list(layout.rows)]
+    return x, force_sigmas

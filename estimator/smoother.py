@@ -108,6 +108,7 @@ class FixedLagSmoother:
         self._stamps: dict[int, float] = {}  # variables in the window and their steps
         self._estimate = gtsam.Values()  # of the window, when not _stale
         self._stale = False
+        self.new_factor_indices: list[int] = []  # GTSAM's slots of the factors of the last update
 
     def update(self, factors: gtsam.NonlinearFactorGraph, values: gtsam.Values,
                stamps: Mapping[int, float]) -> gtsam.Values:
@@ -118,18 +119,27 @@ class FixedLagSmoother:
         return self._estimate
 
     def update_for(self, factors: gtsam.NonlinearFactorGraph, values: gtsam.Values, stamps: Mapping[int, float],
-                   keys: Sequence[int]) -> list[np.ndarray]:
-        """``update``, returning the estimates of ``keys`` only (they must include the new variables)."""
+                   keys: Sequence[int], remove: Sequence[int] = ()) -> list[np.ndarray]:
+        """``update``, returning the estimates of ``keys`` only (they must include the new variables);
+        the factors in GTSAM's slots ``remove`` are taken out in the same update."""
         self.keep_window()
         try:
-            vectors = self._solve(self._smoother, factors, values, stamps, keys)
+            vectors = self._solve(self._smoother, factors, values, stamps, keys, remove)
         except (RuntimeError, FloatingPointError):
             vectors = self._recover(factors, values, stamps, keys)
+        self.new_factor_indices = list(self._smoother.getISAM2Result().getNewFactorsIndices())[-factors.size():] \
+            if isinstance(self._smoother, gtsam.IncrementalFixedLagSmoother) and factors.size() else []
         self._stamps.update(stamps)
         oldest = max(self._stamps.values()) - self.options.lag
         self._stamps = {key: stamp for key, stamp in self._stamps.items() if stamp >= oldest}
         self._stale = True
         return vectors
+
+    def replace_factors(self, remove: Sequence[int], factors: gtsam.NonlinearFactorGraph,
+                        keys: Sequence[int]) -> list[np.ndarray]:
+        """Swap factors of the window (GTSAM slots ``remove``) for ``factors`` on variables already in it
+        (a relinearization); the estimates of ``keys``. ``new_factor_indices`` are then the new slots."""
+        return self.update_for(factors, gtsam.Values(), {}, keys, remove)
 
     def keep_window(self) -> None:
         """Compute the window's estimate after an ``update_for``, for a recovery (no-op if done)."""
@@ -146,9 +156,10 @@ class FixedLagSmoother:
         return self._smoother.marginalCovariance(key)
 
     def _solve(self, smoother: gtsam.FixedLagSmoother, factors: gtsam.NonlinearFactorGraph, values: gtsam.Values,
-               stamps: Mapping[int, float], keys: Sequence[int]) -> list[np.ndarray]:
-        """Update ``smoother``; the estimates of ``keys``, checked finite."""
-        smoother.update(factors, values, stamps)
+               stamps: Mapping[int, float], keys: Sequence[int], remove: Sequence[int] = ()) -> list[np.ndarray]:
+        """Update ``smoother`` (removing the factors in slots ``remove``); the estimates of ``keys``, checked
+        finite."""
+        smoother.update(factors, values, stamps, list(remove))
         for _ in range(self.options.extra_iterations):
             smoother.update()
         vectors = [smoother.calculateEstimateVector(key) for key in keys]
@@ -173,6 +184,7 @@ class FixedLagSmoother:
         try:
             vectors = self._solve(smoother, graph, start, {**self._stamps, **stamps}, keys)
         except (RuntimeError, FloatingPointError) as exc:
-            raise MbstateError(f"the smoother failed twice in a row, at step {max(stamps.values()):g}: {exc}") from None
+            step = max({**self._stamps, **stamps}.values(), default=0.0)
+            raise MbstateError(f"the smoother failed twice in a row, at step {step:g}: {exc}") from None
         self._smoother = smoother
         return vectors

@@ -209,3 +209,17 @@ class LinearizedStep:
 
     def error_function(self) -> Callable:
         return stacked_step_error(self.model, self.model_weights, self.observations)
+
+    def linearization_error(self, x: np.ndarray) -> float:
+        """max |e(x) − (e(x0) + ∂e/∂x(x0) (x − x0))|: how far the linearization at x0 is off at x, in σ
+        (the rows are whitened)."""
+        error, [jacobian] = self.linearization()
+        exact = self.error_function()(x, jac=False)[0]
+        return float(np.max(np.abs(exact - error - jacobian @ (x - self.x0))))
+
+    def at(self, x: np.ndarray) -> LinearizedStep:
+        """The same rows (model and readings) linearized at ``x`` instead."""
+        step = LinearizedStep(self.model, self.model_weights, x)
+        for observation in self.observations:
+            step.add(observation)
+        return step

@@ -50,7 +50,7 @@ def test_demo_json_summary(capsys) -> None:
     assert "first run compiles the numeric kernels" in err  # progress goes to stderr, the JSON alone to stdout
     assert summary["received"] == summary["readings_sent"] > 1000 and not summary["interrupted"]
     assert summary["dropped"] == summary["malformed"] == summary["late"] == 0
-    assert summary["steps"] >= 490 and summary["estimates_received"] == summary["steps"]
+    assert summary["steps"] >= 465 and summary["estimates_received"] == summary["steps"]
     assert summary["latency_ms"].keys() == {"p50", "p99", "max"} and 0.0 < summary["latency_ms"]["p50"]
     # the demo measures ~0.5 mm, 5 mm/s, 1 mrad and 0.2 N·m on 5 s; loose bounds against a broken pipeline
     errors = summary["rmse"]
@@ -167,7 +167,7 @@ def test_simulate_publish_and_replay(tmp_path, context, capsys) -> None:
     assert cli_exit_code(["replay", str(log), "--config", EXAMPLE, "--out", str(out), "--quiet"]) == 0
     assert "replayed: " in capsys.readouterr().out
     table = read_csv(out)
-    assert len(table.t) >= 190 and set(table.forces) == {"theta0"}
+    assert len(table.t) >= 165 and set(table.forces) == {"theta0"}  # from the middle of the start-up span
     np.testing.assert_allclose(table.forces["theta0"][50:], 20.0, atol=2.0)  # the constant motor torque
     assert cli_exit_code(["simulate", str(MECHANISMS / "fourbar_crank.yaml"), "--sensors",
                           str(REPO / "configs/sensors/fourbar.yaml"), "--t-end", "0.1"]) == 2

@@ -166,7 +166,7 @@ def test_the_online_estimator_end_to_end_with_out_of_order_and_late_readings(tmp
     assert status["late"] == 1 and status["estimator"]["late"] == 1 and status["estimator"]["used"] >= 1
     assert status["sensors"]["rocker_load_cell"]["gaps"] == 5 and status["dropped"] == 0
     published = estimates(messages)
-    assert len(published) >= 390
+    assert len(published) >= 365  # the grid starts at the middle of the 0.05 s start-up span
     t = np.array([m["t"] for m in published])
     q = np.array([m["q"] for m in published])
     motor = np.array([m["forces"]["motor"] for m in published])

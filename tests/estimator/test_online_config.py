@@ -36,6 +36,8 @@ def test_the_readme_table_gives_the_defaults() -> None:
         documented = yaml.safe_load(table[key])
         if isinstance(documented, str) and re.fullmatch(r"[0-9.]+e-?[0-9]+", documented):
             documented = float(documented)  # YAML 1.1 reads 1e-3 as text
+        if isinstance(documented, dict):
+            documented = list(documented.items())  # a map key is kept as (name, value) pairs
         assert (tuple(documented) if isinstance(documented, list) else documented) == default, key
 
 
@@ -72,3 +74,13 @@ def test_errors_name_the_file_and_key(data: dict, message: str) -> None:
     with pytest.raises(MbstateError, match="^est.yaml: " + message.replace("(", r"\(").replace(")", r"\)")
                        .replace("[", r"\[")):
         read(data)
+
+
+def test_initial_state_is_a_map_of_coordinate_values() -> None:
+    assert read({"initial_state": {"theta0": 0.5}}).initial_state == (("theta0", 0.5),)
+    with pytest.raises(MbstateError, match=r"estimator\.initial_state: unknown coordinate 'nope'"):
+        read({"initial_state": {"nope": 1.0}})
+    with pytest.raises(MbstateError, match=r"estimator\.initial_state\.theta0: must be a finite number"):
+        read({"initial_state": {"theta0": "x"}})
+    with pytest.raises(MbstateError, match=r"estimator\.initial_state: must be a map"):
+        read({"initial_state": [1.0]})

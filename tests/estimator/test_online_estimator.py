@@ -23,7 +23,7 @@ from estimator.online_estimator import FixedClock, OnlineEstimator
 from sensors.messages import Reading
 
 T_END = 0.6
-CONFIG = EstimatorConfig(unknown_forces=("motor",))
+CONFIG = EstimatorConfig(unknown_forces=("motor",), startup_span=0.0)  # start at once (the span: its own tests)
 # Central differences at h = 1e-6 on O(1)-scaled smooth functions: truncation and round-off both
 # below ~1e-8 relative; 1e-6 (1 + max|J|) leaves a margin while a wrong term (O(1)) fails.
 STEP, TOLERANCE = 1e-6, 1e-6
@@ -184,6 +184,20 @@ def test_start_up_waits_for_every_sensor_then_solves_the_initial_state() -> None
     assert out[0].step == 0 and "startup" in out[0].flags
     k = int(round(out[0].t / 1e-3))
     assert abs(out[0].q[4] - truth.q[k, 4]) < 3e-3  # from the encoder (quantum 1.5e-3) and the constraints
+
+
+def test_start_up_span_fits_the_encoder_and_starts_the_forces_from_the_equations_of_motion() -> None:
+    """With a start-up span the grid starts at its middle, t0, from the cubic fit of the encoder (value,
+    rate, acceleration at t0) and the unknown torque from M q̈ + Φqᵀλ = Q + E F there."""
+    _, _, truth, readings = case()
+    est = estimator(dataclasses.replace(CONFIG, startup_span=0.05))
+    out = run_until(est, readings, 0.049)
+    assert not est.started and out == []
+    out = run_until(est, readings, 0.06)
+    k = int(round(out[0].t / 1e-3))
+    assert est.started and 0.024 < out[0].t < 0.027 and "startup" in out[0].flags
+    assert abs(out[0].qd[4] - truth.qd[k, 4]) < 0.05 * np.abs(truth.qd[:, 4]).max()
+    assert abs(out[0].forces["motor"] - truth.f[k, 0]) < 0.1 * np.ptp(truth.f[:, 0])
 
 
 def test_start_up_timeout_starts_without_a_silent_sensor() -> None:

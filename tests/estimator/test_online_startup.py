@@ -1,0 +1,73 @@
+"""Start-up of the online estimator (estimator.online_startup) and the relinearization of the window."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from estimator.benchmarks.node import accuracy, feed, scenario
+from estimator.factors.observation_stack import LinearizedStep
+from estimator.online_config import EstimatorConfig
+from estimator.online_estimator import FixedClock, OnlineEstimator
+from estimator.online_startup import fitted_motion
+from sensors.messages import Reading
+
+
+def readings_of(values: np.ndarray, t: np.ndarray) -> list[Reading]:
+    return [Reading(sensor="s", t=float(ti), seq=i, value=np.array([v]), cov=None)
+            for i, (ti, v) in enumerate(zip(t, values))]
+
+
+def test_the_fit_recovers_a_cubic_exactly_and_states_its_uncertainty() -> None:
+    """Closed form: z = 0.3 + 2 s − 7 s²/2 + 40 s³, s = t − t0, so (z, ż, z̈)(t0) = (0.3, 2, −7)."""
+    t0, t = 0.025, np.linspace(0.0, 0.05, 51)
+    s = t - t0
+    motion = fitted_motion(readings_of(0.3 + 2 * s - 3.5 * s ** 2 + 40 * s ** 3, t), t0, 1e-3, wraps=False)
+    assert motion.z == pytest.approx([0.3], abs=1e-12)
+    assert motion.rates[:, 0] == pytest.approx([2.0, -7.0], abs=1e-9)
+    assert np.all(np.isfinite(motion.sigmas)) and motion.sigmas[0] < 1e-3 < motion.sigmas[1] < motion.sigmas[2]
+    single = fitted_motion(readings_of(np.array([0.1]), np.array([0.0])), 0.0, 1e-3, wraps=False)
+    assert single.sigmas[0] == pytest.approx(1e-3) and np.all(np.isinf(single.sigmas[1:]))
+
+
+def test_the_fit_unwraps_angles_across_pi() -> None:
+    t = np.linspace(0.0, 0.02, 21)
+    angles = np.pi - 0.01 + 1.0 * t  # crosses π at t = 0.01
+    wrapped = (angles + np.pi) % (2 * np.pi) - np.pi
+    motion = fitted_motion(readings_of(wrapped, t), 0.0, 1e-4, wraps=True)
+    assert motion.rates[0, 0] == pytest.approx(1.0, abs=1e-6)
+    assert motion.z == pytest.approx([np.pi - 0.01], abs=1e-9)
+
+
+def test_linearization_error_is_zero_at_the_point_and_quadratic_away_from_it() -> None:
+    mech, sensors, _, _ = scenario(0.05, 1)
+    est = OnlineEstimator(mech, sensors, EstimatorConfig(unknown_forces=("motor",)), FixedClock())
+    x0 = np.zeros(est.layout.size)
+    x0[:mech.n] = mech.q0
+    x0[mech.n:2 * mech.n] = np.linspace(0.5, 1.0, mech.n)
+    rows = LinearizedStep(est._model, est._weights, x0)
+    direction = np.random.default_rng(3).normal(size=x0.shape)
+    assert rows.linearization_error(x0) == 0.0
+    small, large = (rows.linearization_error(x0 + step * direction) for step in (1e-4, 2e-4))
+    assert large == pytest.approx(4 * small, rel=0.05)
+    assert rows.at(x0 + 1e-4 * direction).linearization_error(x0 + 1e-4 * direction) == 0.0
+
+
+def test_tight_acceleration_rows_are_relinearized_and_the_estimate_stays_accurate() -> None:
+    """At σ 1e-5 m/s² the acceleration rows' linearization error exceeds the tolerance: the window is
+    linearized again (counted) and the four-bar's estimate keeps its accuracy."""
+    mech, sensors, truth, readings = scenario(1.0, 1)
+    config = EstimatorConfig(unknown_forces=("motor",), acceleration_constraint_sigma=1e-5)
+    estimates, counters, _ = feed(mech, sensors, config, readings, FixedClock())
+    crank, torque = accuracy(truth, estimates)
+    assert counters["relinearizations"] > 0 and counters["solver_recoveries"] == 0
+    assert crank < 2 * np.pi / 4096 / 4 and torque < 0.5
+
+
+def test_initial_state_moves_the_anchor_of_the_start() -> None:
+    mech, sensors, _, _ = scenario(0.05, 1)
+    config = EstimatorConfig(initial_state=(("theta0", 0.3),))
+    est = OnlineEstimator(mech, sensors, dataclasses.replace(config, unknown_forces=("motor",)), FixedClock())
+    assert est._assembled[mech.coordinate_names.index("theta0")] == pytest.approx(0.3)
