@@ -1,7 +1,8 @@
-"""Shared test helpers: the upstream MBSE reference files and small YAML mechanisms in tmp_path.
+"""Shared test helpers: the MBSE validation data in tests/data/mbse and small YAML mechanisms in
+tmp_path.
 
-The reference data live outside the repository (``../shared/reference/mbse-upstream``, BSD-3,
-see its README); tests that need them are skipped with a clear reason when it is absent.
+The MBSE data (upstream-format mechanism files, the four-bar crank trajectory, MSC Adams results)
+and their provenance and licence: tests/data/README.md.
 """
 
 from __future__ import annotations
@@ -16,20 +17,17 @@ from estimator.mechanism_file import load_mechanism
 from estimator.model import Mechanism
 
 REPO = Path(__file__).resolve().parents[1]
-REFERENCE = REPO / ".." / "shared" / "reference" / "mbse-upstream"
+REFERENCE = REPO / "tests" / "data" / "mbse"
 MECHANISMS = REPO / "configs" / "mechanisms"
 
 
 def reference_file(name: str) -> Path:
-    """Path of an upstream reference file; skips the test when the reference data are absent."""
-    path = REFERENCE / name
-    if not path.is_file():
-        pytest.skip(f"reference data not found: {path}")
-    return path
+    """Path of an MBSE validation file in tests/data/mbse."""
+    return REFERENCE / name
 
 
 def load_reference(name: str) -> Mechanism:
-    """An upstream MBSE mechanism file, loaded unchanged."""
+    """An upstream-format MBSE mechanism file of tests/data/mbse, loaded unchanged."""
     return load_mechanism(reference_file(name))
 
 

@@ -3,8 +3,7 @@
     python -m estimator.benchmarks.fg_inverse [--repeat 3]
 
 Cases: the four-bar along the upstream crank trajectory (2000 points at 5 ms), torque against MSC
-Adams (needs ../shared/reference/mbse-upstream; otherwise the closed-form crank motion
-θ0 = 1.2 (1 − cos 2t) and no Adams column); the pick-and-place robot along
+Adams (both from tests/data/mbse, see tests/data/README.md); the pick-and-place robot along
 configs/trajectories/pick_and_place.txt (1000 points at 5 ms), torques against the classical
 inverse dynamics with the same input. Both methods take the drives' velocities and accelerations
 from the local polynomial fit of the samples (estimator.drive_trajectory). Errors are RMS and
@@ -22,14 +21,14 @@ from pathlib import Path
 import numpy as np
 
 from estimator.benchmarks import CONFIGS, Timing, machine, time_per_step
-from estimator.drive_trajectory import load_drive_trajectory, local_polynomial_derivatives
+from estimator.drive_trajectory import load_drive_trajectory
 from estimator.dynamics.fg_inverse import FGOptions, fg_inverse_dynamics
 from estimator.dynamics.inverse import inverse_dynamics
 from estimator.mechanism_file import load_mechanism
 from estimator.model import Mechanism
 
 REPO = Path(__file__).resolve().parents[2]
-UPSTREAM = REPO / ".." / "shared" / "reference" / "mbse-upstream"
+MBSE_DATA = REPO / "tests" / "data" / "mbse"
 ROBOT_TRAJECTORY = REPO / "configs" / "trajectories" / "pick_and_place.txt"
 SETTINGS = (FGOptions(), FGOptions(ordering="METIS"), FGOptions(ordering="NATURAL"),
             FGOptions(factorization="QR"), FGOptions(drive_rates="integrators", factorization="QR"))
@@ -37,28 +36,23 @@ SETTINGS = (FGOptions(), FGOptions(ordering="METIS"), FGOptions(ordering="NATURA
 
 @dataclass(frozen=True)
 class Case:
-    """A mechanism, its drives and their sampled motion, and the reference torques (N, k) if any."""
+    """A mechanism, its drives and their sampled motion, and the reference torques (N, k)."""
 
     label: str
     mech: Mechanism
     drives: tuple[str, ...]
     t: np.ndarray
     motion: tuple[np.ndarray, np.ndarray, np.ndarray]
-    reference: np.ndarray | None
+    reference: np.ndarray
     reference_name: str
 
 
 def four_bar_case() -> Case:
-    """The crank file and Adams' torques (sign flipped: Adams reports the reaction) when present."""
+    """The crank file and Adams' torques (sign flipped: Adams reports the reaction)."""
     mech = load_mechanism(CONFIGS / "fourbar_crank.yaml")
-    crank, adams = UPSTREAM / "fourbars1-with-rel-angle-trajectory.txt", UPSTREAM / "InverseDynamics_4bars_MSC.tab"
-    if crank.is_file() and adams.is_file():
-        samples = load_drive_trajectory(crank, 1)
-        reference = -np.loadtxt(adams, comments="%")[:, 1:2]
-        return Case("four-bar", mech, ("theta0",), samples.t, samples.derivatives(), reference, "MSC Adams")
-    t = 0.005 * np.arange(2000)
-    motion = local_polynomial_derivatives(t, np.round(1.2 * (1 - np.cos(2 * t)), 8)[:, None])
-    return Case("four-bar", mech, ("theta0",), t, motion, None, "-")
+    samples = load_drive_trajectory(MBSE_DATA / "fourbars1-with-rel-angle-trajectory.txt", 1)
+    reference = -np.loadtxt(MBSE_DATA / "InverseDynamics_4bars_MSC.tab", comments="%")[:, 1:2]
+    return Case("four-bar", mech, ("theta0",), samples.t, samples.derivatives(), reference, "MSC Adams")
 
 
 def robot_case() -> Case:
@@ -83,11 +77,9 @@ def run_case(case: Case, solve: Callable[[], object], name: str, repeat: int) ->
     timing = time_per_step(f"{case.label} {name}", solve, len(case.t), repeat)
     result = solve()
     torques = np.column_stack([result.trajectory.forces[d] for d in case.drives])
-    accuracy = ""
-    if case.reference is not None:
-        rms, worst = percent_of_range(torques, case.reference)
-        accuracy = f"; RMS {rms:.4f} %, max {worst:.4f} % of range vs {case.reference_name}"
-    return replace(timing, note=f"total {timing.per_step * len(case.t):.3f} s{accuracy}")
+    rms, worst = percent_of_range(torques, case.reference)
+    accuracy = f"RMS {rms:.4f} %, max {worst:.4f} % of range vs {case.reference_name}"
+    return replace(timing, note=f"total {timing.per_step * len(case.t):.3f} s; {accuracy}")
 
 
 def fg_inverse_benchmarks(repeat: int = 3) -> list[Timing]:

@@ -1,16 +1,14 @@
 """Driven-coordinate trajectory files and their smooth derivatives."""
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+from conftest import reference_file
 from scipy.interpolate import CubicSpline
 
 from estimator.drive_trajectory import load_drive_trajectory, local_polynomial_derivatives
 from estimator.errors import MbstateError
 
-UPSTREAM = Path(__file__).parents[2] / ".." / "shared" / "reference" / "mbse-upstream"
-CRANK_FILE = UPSTREAM / "fourbars1-with-rel-angle-trajectory.txt"
+CRANK_FILE = reference_file("fourbars1-with-rel-angle-trajectory.txt")
 
 
 def crank(t):

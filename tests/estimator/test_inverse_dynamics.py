@@ -4,6 +4,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import reference_file
 
 from estimator.cli import main
 from estimator.drive_trajectory import load_drive_trajectory
@@ -13,9 +14,8 @@ from estimator.forces import kinetic_energy, potential_energy
 from estimator.mechanism_file import load_mechanism
 from estimator.timeseries import read_csv
 
-UPSTREAM = Path(__file__).parents[2] / ".." / "shared" / "reference" / "mbse-upstream"
-FOUR_BAR = UPSTREAM / "fourbars1-with-rel-angle.yaml"
-CRANK_FILE = UPSTREAM / "fourbars1-with-rel-angle-trajectory.txt"
+FOUR_BAR = reference_file("fourbars1-with-rel-angle.yaml")
+CRANK_FILE = reference_file("fourbars1-with-rel-angle-trajectory.txt")
 MASS, LENGTH, GRAVITY = 2.0, 1.5, 9.81
 
 
@@ -44,7 +44,7 @@ def test_four_bar_matches_msc_adams():
     mech = load_mechanism(FOUR_BAR)
     samples = load_drive_trajectory(CRANK_FILE, 1)
     result = inverse_dynamics(mech, ["theta0"], samples.t, *samples.derivatives())
-    adams = np.loadtxt(UPSTREAM / "InverseDynamics_4bars_MSC.tab", comments="%")
+    adams = np.loadtxt(reference_file("InverseDynamics_4bars_MSC.tab"), comments="%")
     np.testing.assert_array_equal(adams[:, 0], samples.t)
     reference = -adams[:, 1]
     error = result.trajectory.forces["theta0"] - reference
@@ -74,7 +74,7 @@ def test_pick_and_place_power_balance():
     """Σ Q_d q̇_d = dT/dt + dV/dt (constraint forces do no work); d(T + V)/dt by the five-point
     central difference at dt = 1 ms, whose O(dt⁴) error is below 1e-7 of the power scale here (the
     three-point difference converges as dt², 1.4e-5 of the scale at this dt)."""
-    mech = load_mechanism(UPSTREAM / "pick-and-place-robot.yaml")
+    mech = load_mechanism(reference_file("pick-and-place-robot.yaml"))
     start, amplitude, rate = mech.q0[-2:], np.array([0.25, -0.2]), np.array([np.pi, 2.0])
     t = np.linspace(0.0, 2.0, 2001)
     phase = rate * t[:, None]

@@ -1,13 +1,12 @@
 """Static equilibrium and its stability: closed forms, a virtual-work check, Jacobians, CLI."""
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
 
-from conftest import cli_exit_code
+from conftest import cli_exit_code, reference_file
 from estimator.cli import main
 from estimator.dynamics.inverse import inverse_dynamics
 from estimator.dynamics.statics import (HELD, STABLE, UNSTABLE, EquilibriumError, equilibrium_jacobian,
@@ -17,8 +16,7 @@ from estimator.forces import potential_energy
 from estimator.kinematics import solve_position_problem
 from estimator.mechanism_file import build_mechanism, load_mechanism
 
-UPSTREAM = Path(__file__).parents[2] / ".." / "shared" / "reference" / "mbse-upstream"
-FOUR_BAR = UPSTREAM / "fourbars1-with-rel-angle.yaml"
+FOUR_BAR = reference_file("fourbars1-with-rel-angle.yaml")
 MASS, LENGTH, GRAVITY = 3.0, 2.0, 9.81
 WEIGHT_MOMENT = MASS * GRAVITY * LENGTH / 2  # m g L/2 [N·m]
 
@@ -117,7 +115,7 @@ def test_equilibrium_jacobian_central_differences():
 
 def test_redundant_robot_equilibrium():
     """The pick-and-place robot (21 constraint rows, rank 20) hangs in a stable equilibrium."""
-    mech = load_mechanism(UPSTREAM / "pick-and-place-robot.yaml")
+    mech = load_mechanism(reference_file("pick-and-place-robot.yaml"))
     result = solve_statics(mech)
     assert result.stable and len(result.eigenvalues) == 2
     free = np.ones(mech.n, dtype=bool)
@@ -138,7 +136,7 @@ def test_cli_prints_verdict_and_writes_csv(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "Q.theta0 = 44.145" in printed and f"stability: {HELD}" in printed and "multipliers:" in printed
     assert out.read_text().startswith("t,q.x1,")
-    assert main(["statics", str(UPSTREAM / "pick-and-place-robot.yaml")]) == 0
+    assert main(["statics", str(reference_file("pick-and-place-robot.yaml"))]) == 0
     assert f"stability: {STABLE}, smallest reduced-stiffness eigenvalue" in capsys.readouterr().out
 
 
