@@ -18,6 +18,9 @@ The clock the estimator times its steps with decides that course:
   the live estimates — deterministic as well;
 - ``realtime`` (``--realtime``, readings released at their stamps' pace): the wall clock, as on a
   live node; the estimates then depend on the machine's load.
+
+Before any input, the log's header is checked against the configuration
+(estimator.node.recorded_for); a log none of whose readings is from a configured sensor is an error.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from estimator.errors import MbstateError
 from estimator.model import Mechanism
 from estimator.node.config import NodeConfig
 from estimator.node.intake import EstimatorFactory, Intake, intake_for, online_estimator
+from estimator.node.recorded_for import check_recorded_for, shortened
 from estimator.node.stats import LatencyWindow
 from estimator.timeseries import Trajectory
 from replay.log import read_log
@@ -52,11 +56,17 @@ class ReplayResult:
 
 
 def replay(path: str | Path, config: NodeConfig, estimator_factory: EstimatorFactory = online_estimator,
-           realtime: bool = False, progress: Progress | None = None, as_recorded: bool = False) -> ReplayResult:
+           realtime: bool = False, progress: Progress | None = None, as_recorded: bool = False,
+           note: Callable[[str], None] = lambda line: None) -> ReplayResult:
     """Run the log's input (readings, raw messages, resets) through a fresh estimator, then ``finish``;
     the clock by the module docstring (``realtime``: also at the pace of the readings' stamps).
-    ``progress(done, total)`` is called after each input record."""
+    ``progress(done, total)`` is called after each input record, ``note(line)`` with each note of
+    the header's check."""
     log = read_log(path)
+    notes = check_recorded_for(path, log.header, config)
+    check_readings(path, log.readings, config)
+    for line in notes:
+        note(line)
     inputs = log.inputs
     clock: Callable[[], float] = (RecordedClock(update_durations(path, log.estimates)) if as_recorded
                                   else time.perf_counter if realtime else MeasuredFixedClock())
@@ -73,6 +83,17 @@ def replay(path: str | Path, config: NodeConfig, estimator_factory: EstimatorFac
     if isinstance(clock, MeasuredFixedClock):
         status["latency_ms"] = clock.latency.summary_ms()
     return ReplayResult(estimates=estimates, status=status)
+
+
+def check_readings(path: str | Path, readings: Sequence[dict[str, Any]], config: NodeConfig) -> None:
+    """MbstateError when the log has readings and none is from a sensor of ``config`` (a log of other
+    sensors would replay to no estimate at all)."""
+    recorded = {r["sensor"] for r in readings if isinstance(r.get("sensor"), str)}
+    configured = config.sensors.dimensions()
+    if recorded and not recorded & set(configured):
+        raise MbstateError(f"{path}: none of its {len(readings)} readings is from a sensor of the configuration "
+                           f"(the log's: {shortened(sorted(recorded))}; the configuration's: "
+                           f"{shortened(list(configured))})")
 
 
 class MeasuredFixedClock:

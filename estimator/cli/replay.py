@@ -23,7 +23,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "and write the estimates as CSV (t, q.*, qd.*, qdd.*, Q.<actuator coordinate>, lambda.*). "
                     "Deterministic by default: the estimator never degrades under load, so the same LOG and "
                     "CONFIG give the same CSV, byte for byte (the steps' wall time is still measured for the "
-                    "summary).")
+                    "summary). LOG must be recorded for CONFIG's mechanism and sensors (its header is "
+                    "checked); other model parameters are allowed, with a note.")
     parser.add_argument("log", metavar="LOG", help="log recorded by mbstate run or mbstate simulate")
     parser.add_argument("--config", required=True, metavar="CONFIG.yaml", help="node configuration")
     parser.add_argument("--out", required=True, metavar="EST.csv", help="estimates (CSV)")
@@ -59,7 +60,7 @@ class ProgressBar:
 def run(args: argparse.Namespace) -> int:
     config = load_node_config(args.config)
     result = replay(args.log, config, realtime=args.realtime, progress=None if args.quiet else ProgressBar(),
-                    as_recorded=args.as_recorded)
+                    as_recorded=args.as_recorded, note=lambda line: print(line, file=sys.stderr))
     write_csv(args.out, estimates_trajectory(config.mech, result.estimates))
     print(f"replayed: {summary_line(result.status)}")
     print(f"written: {args.out}")

@@ -34,6 +34,7 @@ from typing import Any
 
 from estimator.node.config import NodeConfig
 from estimator.node.publishing import UNPACK_ERRORS, estimate_message, unpack
+from estimator.node.recorded_for import setup_header
 from estimator.node.stats import LatencyWindow, NodeCounters, SensorTrack
 from replay.log import LogWriter
 from sensors.messages import MessageError, Reading, validate
@@ -194,11 +195,10 @@ def online_estimator(config: NodeConfig, clock: Callable[[], float]) -> Any:
 
 
 def log_header(config: NodeConfig) -> dict[str, Any]:
-    """Header of a node's log: the files, the sensor configuration and the model's names."""
-    return {"writer": "mbstate node", "config": config.source, "mechanism": str(config.mechanism_path),
-            "sensors_file": str(config.sensors_path), "sensors": config.sensors.document,
-            "coordinates": list(config.mech.coordinate_names), "constraints": list(config.mech.constraint_names),
-            "actuators": [a.name for a in config.mech.actuators]}
+    """Header of a node's log: the configuration file, and what the log is recorded for (the files,
+    the model's names and parameters, the sensor configuration: estimator.node.recorded_for)."""
+    return {"writer": "mbstate node", "config": config.source,
+            **setup_header(config.mech, config.sensors, config.mechanism_path, config.sensors_path)}
 
 
 def intake_for(config: NodeConfig, estimator: Any, log: LogWriter | None = None) -> Intake:
