@@ -274,14 +274,16 @@ class OnlineEstimator:
             return self._count("pending")
         return self._attach(reading, term)
 
-    def advance(self, sensor_time: float) -> list[StepEstimate]:
-        """Process every due grid step (t_k + delay ≤ ``sensor_time``); [] until started."""
+    def advance(self, sensor_time: float, final: bool = False) -> list[StepEstimate]:
+        """Process every due grid step (t_k + delay ≤ ``sensor_time``); [] until started. While
+        coalescing, due steps fewer than a group wait for more, unless ``final`` (the input has ended:
+        a log's end, the node's shutdown), which processes them in an update of their own."""
         if self._grid is None and not self._start(sensor_time):
             return []
         due = int(np.floor((sensor_time - self._grid.t0) / self._grid.dt - self.config.delay_steps + 1e-9))
         estimates: list[StepEstimate] = []
-        while due - self._next + 1 >= self._group_size():
-            estimates += self._update(range(self._next, self._next + self._group_size()))
+        while due - self._next + 1 >= (1 if final else self._group_size()):
+            estimates += self._update(range(self._next, min(due + 1, self._next + self._group_size())))
         return estimates
 
     def _between_steps(self) -> None:

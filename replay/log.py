@@ -5,8 +5,10 @@ plain concatenation of msgpack records, no framing and no index, so it can be ap
 while it is being written and cut anywhere: every record is a 2-element array ``[kind, body]``:
 
 - ``["header", map]`` — first record, exactly once: ``format`` = "mbstate-log", ``version`` = 2,
-  ``created`` (ISO 8601 UTC), and what the writer adds (``mechanism`` path, ``coordinates``,
-  ``constraints``, ``actuators`` names, ``sensors`` (the parsed sensor configuration), …);
+  ``created`` (ISO 8601 UTC), and what the writer adds: what the log is recorded for
+  (estimator.node.recorded_for: ``mechanism`` path, ``coordinates``, ``constraints``,
+  ``actuators`` names, ``sensors`` (the parsed sensor configuration), ``parameters`` (the model's
+  values by name; logs written before it lack this key)), …;
 - ``["reading", map]`` — one sensor message, exactly the map of sensors.messages (``sensor``,
   ``t``, ``seq``, ``value``, optional ``cov``), appended before it is processed;
 - ``["truth", map]`` — ground truth of a simulation: ``t`` [s], ``q``, ``qd``, ``qdd``, ``lam``

@@ -3,10 +3,24 @@
 The node's input records of the log go, in file order, through estimator.node.intake.Intake — the
 object the live node runs each message through (it records every message before processing it):
 ``reading`` maps to ``handle``, ``raw`` bytes to ``receive``, a ``reset`` control record to
-``reset``. Same messages, same order, same estimator calls: the same estimates and counters, step
-for step — as long as the estimator's degradation, which follows measured latency, took the same
-course. ``as_recorded`` (``mbstate replay --as-recorded``) makes sure of it: the steps are timed
-as the node's estimate records say they took (``RecordedClock``); otherwise replay measures its own.
+``reset``; at the log's end ``finish`` processes the last due steps, as the node does at shutdown.
+Same messages, same order, same estimator calls: the same estimates and counters, step for step —
+as long as the estimator's degradation, which follows the steps' latency, takes the same course.
+
+The clock the estimator times its steps with decides that course:
+
+- by default, ``MeasuredFixedClock``: the estimator reads a clock that does not advance, as with
+  estimator.online_estimator.FixedClock() (latency 0: it never degrades or coalesces), so the
+  same log and configuration give the same estimates, bit for bit, on every run; the steps' wall
+  time is measured aside, for the status' latency figures only;
+- ``as_recorded`` (``mbstate replay --as-recorded``): the steps last what the node's estimate
+  records say they took (``RecordedClock``), so the estimator degrades as it did live and gives
+  the live estimates — deterministic as well;
+- ``realtime`` (``--realtime``, readings released at their stamps' pace): the wall clock, as on a
+  live node; the estimates then depend on the machine's load.
+
+Before any input, the log's header is checked against the configuration
+(estimator.node.recorded_for); a log none of whose readings is from a configured sensor is an error.
 """
 
 from __future__ import annotations
@@ -24,6 +38,8 @@ from estimator.errors import MbstateError
 from estimator.model import Mechanism
 from estimator.node.config import NodeConfig
 from estimator.node.intake import EstimatorFactory, Intake, intake_for, online_estimator
+from estimator.node.recorded_for import check_recorded_for, shortened
+from estimator.node.stats import LatencyWindow
 from estimator.timeseries import Trajectory
 from replay.log import read_log
 from replay.pacing import paced
@@ -40,15 +56,20 @@ class ReplayResult:
 
 
 def replay(path: str | Path, config: NodeConfig, estimator_factory: EstimatorFactory = online_estimator,
-           realtime: bool = False, progress: Progress | None = None,
-           clock: Callable[[], float] = time.perf_counter, as_recorded: bool = False) -> ReplayResult:
-    """Run the log's input (readings, raw messages, resets) through a fresh estimator; ``realtime``: at
-    the pace of the readings' stamps; ``progress(done, total)`` is called after each input record;
-    ``as_recorded``: time the steps with the log's ``RecordedClock`` instead of ``clock``."""
+           realtime: bool = False, progress: Progress | None = None, as_recorded: bool = False,
+           note: Callable[[str], None] = lambda line: None) -> ReplayResult:
+    """Run the log's input (readings, raw messages, resets) through a fresh estimator, then ``finish``;
+    the clock by the module docstring (``realtime``: also at the pace of the readings' stamps).
+    ``progress(done, total)`` is called after each input record, ``note(line)`` with each note of
+    the header's check."""
     log = read_log(path)
+    notes = check_recorded_for(path, log.header, config)
+    check_readings(path, log.readings, config)
+    for line in notes:
+        note(line)
     inputs = log.inputs
-    if as_recorded:
-        clock = RecordedClock(update_durations(path, log.estimates))
+    clock: Callable[[], float] = (RecordedClock(update_durations(path, log.estimates)) if as_recorded
+                                  else time.perf_counter if realtime else MeasuredFixedClock())
     intake = intake_for(config, estimator_factory(config, clock))
     kinds, bodies = [kind for kind, _ in inputs], [body for _, body in inputs]
     started, estimates = time.monotonic(), []
@@ -57,7 +78,38 @@ def replay(path: str | Path, config: NodeConfig, estimator_factory: EstimatorFac
             estimates += take_input(path, intake, kind, body)
             if progress is not None:
                 progress(done, len(inputs))
-    return ReplayResult(estimates=estimates, status=intake.status(time.monotonic() - started))
+        estimates += intake.finish()
+    status = intake.status(time.monotonic() - started)
+    if isinstance(clock, MeasuredFixedClock):
+        status["latency_ms"] = clock.latency.summary_ms()
+    return ReplayResult(estimates=estimates, status=status)
+
+
+def check_readings(path: str | Path, readings: Sequence[dict[str, Any]], config: NodeConfig) -> None:
+    """MbstateError when the log has readings and none is from a sensor of ``config`` (a log of other
+    sensors would replay to no estimate at all)."""
+    recorded = {r["sensor"] for r in readings if isinstance(r.get("sensor"), str)}
+    configured = config.sensors.dimensions()
+    if recorded and not recorded & set(configured):
+        raise MbstateError(f"{path}: none of its {len(readings)} readings is from a sensor of the configuration "
+                           f"(the log's: {shortened(sorted(recorded))}; the configuration's: "
+                           f"{shortened(list(configured))})")
+
+
+class MeasuredFixedClock:
+    """The estimator's clock of a deterministic replay: every read returns 0, as a ``FixedClock()``
+    does (latency 0: the estimator never degrades), while the wall time between the two reads of
+    each smoother update (start, end) goes to ``latency``, for the status only."""
+
+    def __init__(self) -> None:
+        self.latency, self.reads, self.started = LatencyWindow(), 0, 0.0
+
+    def __call__(self) -> float:
+        now = time.perf_counter()
+        if self.reads % 2:
+            self.latency.add(now - self.started)
+        self.started, self.reads = now, self.reads + 1
+        return 0.0
 
 
 class RecordedClock:

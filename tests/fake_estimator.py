@@ -3,7 +3,7 @@ replay and tools apart from the estimator core.
 
 Grid t_k = k / rate. ``add`` keeps a reading when it is not older than the window (lag steps behind
 the newest step done), else says ``late``; before its first step it says ``pending``. ``advance(t)``
-does every step with t_k <= t; the estimate of step k carries q = q0 + (number of readings used so
+does every step with t_k <= t (it never coalesces, so ``final`` changes nothing); the estimate of step k carries q = q0 + (number of readings used so
 far) in every coordinate and the force ``motor`` = the sum of the values of the readings used so
 far, so a test can see which readings were used. Deterministic; latency from the injected clock.
 """
@@ -77,7 +77,7 @@ class FakeEstimator:
             return "pending"
         return "used"
 
-    def advance(self, sensor_time: float) -> list[FakeStep]:
+    def advance(self, sensor_time: float, final: bool = False) -> list[FakeStep]:
         steps = []
         while self.started and self.next_step / self.config.rate <= sensor_time + 1e-12:
             begin = self.clock()

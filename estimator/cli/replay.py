@@ -20,11 +20,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "replay", help="run a recorded log through the estimator, write the estimates",
         description="Feed every message LOG recorded, and the node's resets, in recorded order through "
                     "the same per-message path as the live node (same validation, counters and estimator) "
-                    "and write the estimates as CSV (t, q.*, qd.*, qdd.*, Q.<actuator coordinate>, lambda.*).")
+                    "and write the estimates as CSV (t, q.*, qd.*, qdd.*, Q.<actuator coordinate>, lambda.*). "
+                    "Deterministic by default: the estimator never degrades under load, so the same LOG and "
+                    "CONFIG give the same CSV, byte for byte (the steps' wall time is still measured for the "
+                    "summary). LOG must be recorded for CONFIG's mechanism and sensors (its header is "
+                    "checked); other model parameters are allowed, with a note.")
     parser.add_argument("log", metavar="LOG", help="log recorded by mbstate run or mbstate simulate")
     parser.add_argument("--config", required=True, metavar="CONFIG.yaml", help="node configuration")
     parser.add_argument("--out", required=True, metavar="EST.csv", help="estimates (CSV)")
-    parser.add_argument("--realtime", action="store_true", help="at the pace of the stamps, not as fast as possible")
+    parser.add_argument("--realtime", action="store_true",
+                        help="at the pace of the stamps, not as fast as possible, and timed by the wall clock as "
+                             "on a live node: the estimator degrades when steps run over budget, so the "
+                             "estimates depend on the machine's load")
     parser.add_argument("--as-recorded", action="store_true",
                         help="time the steps as the node's log recorded them (its estimate records), so that "
                              "the estimator degrades as it did live and gives the live estimates")
@@ -53,7 +60,7 @@ class ProgressBar:
 def run(args: argparse.Namespace) -> int:
     config = load_node_config(args.config)
     result = replay(args.log, config, realtime=args.realtime, progress=None if args.quiet else ProgressBar(),
-                    as_recorded=args.as_recorded)
+                    as_recorded=args.as_recorded, note=lambda line: print(line, file=sys.stderr))
     write_csv(args.out, estimates_trajectory(config.mech, result.estimates))
     print(f"replayed: {summary_line(result.status)}")
     print(f"written: {args.out}")

@@ -27,6 +27,7 @@ from estimator.errors import MbstateError
 from estimator.kinematics import solve_velocity_problem
 from estimator.model import Mechanism
 from estimator.node.config import NodeParams
+from estimator.node.recorded_for import setup_header
 from estimator.timeseries import Trajectory
 from replay.log import LogWriter
 from replay.publish import publish
@@ -130,9 +131,7 @@ def run(args: argparse.Namespace) -> int:
     dt = args.dt or 1.0 / max(s.params.rate for s in sensor_set.sensors)
     truth = _inverse(mech, args, dt) if args.drive else _forward(mech, args, dt)
     readings = simulate_readings(sensor_set.sensors, truth, args.seed)
-    header = {"mechanism": str(Path(args.mechanism)), "sensors_file": str(Path(args.sensors)),
-              "sensors": sensor_set.document, "coordinates": list(mech.coordinate_names),
-              "constraints": list(mech.constraint_names), "actuators": [a.name for a in mech.actuators],
+    header = {**setup_header(mech, sensor_set, Path(args.mechanism), Path(args.sensors)),
               "simulation": {"dt": dt, "t_end": args.t_end, "seed": args.seed,
                              "motion": f"inverse dynamics ({args.drive})" if args.drive
                              else f"forward dynamics ({args.method})"}}

@@ -15,6 +15,9 @@ For each message received (bytes off the socket, or a map read back from a log):
 6. ``estimator.advance(newest accepted stamp)``: every estimate returned is timed (overruns: latency
    over the budget), recorded (``estimate`` record) and returned for publishing.
 
+At the end of the input (:meth:`Intake.finish`: a log's end in replay, the node's shutdown) the
+estimator advances with ``final=True``, so the last due steps are processed even while it coalesces.
+
 Replay feeds the log's reading maps to :meth:`Intake.handle` and its raw records to
 :meth:`Intake.receive`, and resets where the node did (``control`` records); the node feeds socket
 bytes to :meth:`Intake.receive`, which unpacks and calls the same method: identical input, identical
@@ -31,6 +34,7 @@ from typing import Any
 
 from estimator.node.config import NodeConfig
 from estimator.node.publishing import UNPACK_ERRORS, estimate_message, unpack
+from estimator.node.recorded_for import setup_header
 from estimator.node.stats import LatencyWindow, NodeCounters, SensorTrack
 from replay.log import LogWriter
 from sensors.messages import MessageError, Reading, validate
@@ -61,8 +65,8 @@ class Throttle:
 class Intake:
     """Owns the estimator's input side and the statistics of one run (see the module docstring).
 
-    ``estimator`` follows estimator.online_estimator.OnlineEstimator (add, advance, reset,
-    counters, started); ``budget_s``: step latency budget [s]; ``log``: where messages and
+    ``estimator`` follows estimator.online_estimator.OnlineEstimator (add, advance with ``final``,
+    reset, counters, started); ``budget_s``: step latency budget [s]; ``log``: where messages and
     (``record_estimates``) estimates are recorded, or None. An ``estimate`` record is the estimate
     message without ``type``, plus ``f``: the forces of ``actuators`` in that order (nan if absent),
     so it has the keys of a ``truth`` record.
@@ -135,7 +139,16 @@ class Intake:
         return None
 
     def _advance(self) -> list[Any]:
-        estimates = self.estimator.advance(self.newest)
+        return self._took(self.estimator.advance(self.newest))
+
+    def finish(self) -> list[Any]:
+        """The end of the input (a log's end, the node's shutdown): every step due by the newest stamp,
+        also those a coalescing estimator still holds back for a full group; timed, recorded and
+        returned like any estimates."""
+        return [] if self.newest is None else self._took(self.estimator.advance(self.newest, final=True))
+
+    def _took(self, estimates: list[Any]) -> list[Any]:
+        """Estimates the estimator returned: counted, timed against the budget, recorded."""
         for estimate in estimates:
             self.counters.steps += 1
             self.latency.add(estimate.latency)
@@ -182,11 +195,10 @@ def online_estimator(config: NodeConfig, clock: Callable[[], float]) -> Any:
 
 
 def log_header(config: NodeConfig) -> dict[str, Any]:
-    """Header of a node's log: the files, the sensor configuration and the model's names."""
-    return {"writer": "mbstate node", "config": config.source, "mechanism": str(config.mechanism_path),
-            "sensors_file": str(config.sensors_path), "sensors": config.sensors.document,
-            "coordinates": list(config.mech.coordinate_names), "constraints": list(config.mech.constraint_names),
-            "actuators": [a.name for a in config.mech.actuators]}
+    """Header of a node's log: the configuration file, and what the log is recorded for (the files,
+    the model's names and parameters, the sensor configuration: estimator.node.recorded_for)."""
+    return {"writer": "mbstate node", "config": config.source,
+            **setup_header(config.mech, config.sensors, config.mechanism_path, config.sensors_path)}
 
 
 def intake_for(config: NodeConfig, estimator: Any, log: LogWriter | None = None) -> Intake:

@@ -15,8 +15,9 @@ gaps per sensor. Messages over ZMQ_MAXMSGSIZE never reach the node: ZeroMQ disco
 Control requests and replies are msgpack maps: ``{"command": "status" | "reset" | "shutdown"}``;
 replies carry ``ok`` (true / false) and ``command``, ``error`` (text) when not ok; ``status``
 replies with the status message. SIGINT / SIGTERM (main thread) and ``shutdown`` stop the loop;
-:meth:`Node.close` then publishes a last status (state ``stopped``), flushes and closes the log,
-closes the sockets.
+the steps due by the newest stamp that a coalescing estimator still held back are then processed
+and published (estimator.node.intake.Intake.finish); :meth:`Node.close` publishes a last status
+(state ``stopped``), flushes and closes the log, closes the sockets.
 """
 
 from __future__ import annotations
@@ -114,6 +115,7 @@ class Node:
             with steady_collection():
                 while not self.stop_requested.is_set():
                     self.step(POLL_MS)
+                self._publish(self.intake.finish())
         finally:
             restore()
 
@@ -138,8 +140,11 @@ class Node:
                 data = self.sub.recv(zmq.NOBLOCK)
             except zmq.Again:
                 return
-            for estimate in self.intake.receive(data):
-                self.pub.send(pack(estimate_message(estimate)))
+            self._publish(self.intake.receive(data))
+
+    def _publish(self, estimates: list[Any]) -> None:
+        for estimate in estimates:
+            self.pub.send(pack(estimate_message(estimate)))
 
     def _count_disconnects(self) -> None:
         while True:

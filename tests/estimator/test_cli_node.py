@@ -71,11 +71,11 @@ class InterruptedAfter:
     def __getattr__(self, name: str):
         return getattr(self.inner, name)
 
-    def advance(self, t: float):
+    def advance(self, t: float, final: bool = False):
         if t > self.t and not self.sent:
             self.sent = True
             os.kill(os.getpid(), signal.SIGINT)
-        return self.inner.advance(t)
+        return self.inner.advance(t, final)
 
 
 def _peer_processes() -> list[int]:

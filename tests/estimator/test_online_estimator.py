@@ -419,6 +419,27 @@ def test_when_coalescing_every_step_of_the_next_update_is_drafted_and_bounded() 
     assert est._pending_count == 4
 
 
+def test_the_final_advance_processes_the_due_steps_a_coalesced_update_still_waits_for() -> None:
+    """Coalescing 4 steps (every update 3.5 ms, budget 1 ms), the input ends with 1–3 steps due (t_k +
+    delay ≤ the newest stamp) beyond the last update: ``advance`` keeps them for a full group,
+    ``advance(final=True)`` processes them in one update of their own, and then there is none left."""
+    _, _, _, readings = case()
+    est = estimator(dataclasses.replace(CONFIG, max_coalesce=4), FixedClock(3.5e-3))
+    out: list = []
+    for reading in readings:
+        est.add(reading)
+        out += est.advance(reading.t)
+        due = int(np.floor((reading.t - out[0].t) / CONFIG.dt - CONFIG.delay_steps + 1e-9)) if out else -1
+        if est.counters["level"] == 4 and due > out[-1].step:
+            break
+    held = due - out[-1].step
+    assert 1 <= held <= 3 and est.advance(reading.t) == []
+    last = est.advance(reading.t, final=True)
+    assert [e.step for e in last] == list(range(out[-1].step + 1, due + 1))
+    assert all(e.update_steps == held and ("coalesced" in e.flags) == (held > 1) for e in last)
+    assert [e.step for e in out + last] == list(range(due + 1)) and est.advance(reading.t, final=True) == []
+
+
 def test_reset_returns_to_start_up_and_keeps_counters() -> None:
     _, _, _, readings = case()
     est = estimator()

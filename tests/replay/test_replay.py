@@ -1,5 +1,6 @@
 """Replay: the node's log through the node's own per-message path gives the live node's estimates,
-step for step; the estimates as CSV; real-time pacing; re-publishing a log over ZeroMQ."""
+step for step; deterministic by default; the last due steps at the log's end and at the node's
+shutdown; the estimates as CSV; real-time pacing; re-publishing a log over ZeroMQ."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import time
 import msgpack
 import numpy as np
 import pytest
+from conftest import MECHANISMS, REPO, cli_exit_code
 from fake_estimator import FakeConfig, fake_factory
-from node_harness import RunningNode, bound_sub, encoder, estimates, write_config
+from node_harness import SENSORS, RunningNode, bound_sub, encoder, estimates, write_config
 
 from estimator.errors import MbstateError
 from estimator.node.config import load_node_config
@@ -22,6 +24,7 @@ from replay.log import LogWriter, read_log
 from replay.pacing import paced
 from replay.publish import Command, log_messages, publish
 from replay.replay import RecordedClock, estimates_trajectory, replay
+from sensors.messages import Reading
 from sensors.virtual import simulate_readings
 
 COUNTERS = ("received", "accepted", "late", "steps", "dropped_by_reason", "malformed_by_reason")
@@ -224,3 +227,75 @@ def test_replay_as_recorded_needs_estimate_records(tmp_path) -> None:
         log.reading(encoder(0.001, 1))
     with pytest.raises(MbstateError, match="bare.log: no estimate records to replay the timing of"):
         replay(tmp_path / "bare.log", config, as_recorded=True)
+
+
+class SlowWallClock:
+    """A stand-in for time.perf_counter on a machine where every update takes 2.5 ms (budget 1 ms)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 2.5e-3
+        return self.now
+
+
+def test_replay_is_deterministic_by_default_however_slow_the_machine(tmp_path, monkeypatch, capsys) -> None:
+    """The same log replayed twice gives the same CSV, byte for byte, also when the wall clock says
+    every update overran its budget: the estimator never sees the wall clock (no overrun, no
+    coalescing); the summary's latency is the measured one."""
+    log = tmp_path / "sim.log"
+    assert cli_exit_code(["simulate", str(MECHANISMS / "fourbar_crank.yaml"), "--sensors", str(SENSORS), "--t-end",
+                          "0.15", "--forces", "motor=0", "--out", str(log)]) == 0
+    config = str(REPO / "configs" / "estimator" / "fourbar.yaml")
+    capsys.readouterr()
+    assert cli_exit_code(["replay", str(log), "--config", config, "--out", str(tmp_path / "a.csv"), "--quiet"]) == 0
+    monkeypatch.setattr(time, "perf_counter", SlowWallClock())
+    assert cli_exit_code(["replay", str(log), "--config", config, "--out", str(tmp_path / "b.csv"), "--quiet"]) == 0
+    first, second = (tmp_path / "a.csv").read_bytes(), (tmp_path / "b.csv").read_bytes()
+    assert first == second and first.count(b"\n") > 140
+    out, err = capsys.readouterr()
+    assert err == "" and "overruns 0, recoveries 0, latency p50 2.500 / p99 2.500 / max 2.500 ms" in out
+
+
+def coalescing_estimator(config, clock):
+    """The OnlineEstimator with every update lasting 3.5 ms (budget 1 ms): it coalesces max_coalesce
+    steps per update."""
+    return OnlineEstimator(config.mech, config.sensors, config.estimator, clock=FixedClock(3.5e-3))
+
+
+def messages_ending_with_held_steps(config, readings: list[Reading]) -> list[dict]:
+    """The first readings, up to one after which a coalescing estimator holds back due steps (t_k +
+    delay ≤ the newest stamp) for a fuller update, as maps."""
+    probe, newest, first = coalescing_estimator(config, None), -math.inf, None
+    for count, reading in enumerate(readings, start=1):
+        probe.add(reading)
+        newest = max(newest, reading.t)
+        out = probe.advance(newest)
+        first = out[0].t if first is None and out else first
+        dt, delay = config.estimator.dt, config.estimator.delay_steps
+        if first is not None and int(np.floor((newest - first) / dt - delay + 1e-9)) >= probe.counters["steps"]:
+            return [r.to_map() for r in readings[:count]]
+    raise AssertionError("the estimator never held a step back")
+
+
+def test_the_last_due_steps_are_published_at_shutdown_and_replayed_at_the_log_s_end(tmp_path) -> None:
+    """A coalescing node whose input ends while due steps wait for a full group: at shutdown it
+    processes and publishes them (a smaller update); replay of its log, with the same clock,
+    processes them at the log's end: the same estimates."""
+    config = load_node_config(write_config(tmp_path, "{unknown_forces: [motor]}"))
+    readings = simulate_readings(config.sensors.sensors, crank_truth(config.mech, 0.2), 6)
+    messages = messages_ending_with_held_steps(config, readings)
+    with RunningNode(config, coalescing_estimator) as running:
+        running.send(*messages)
+        running.wait_received(len(messages), timeout=30.0)
+        before = estimates(running.collect(0.3))
+        running.node.stop()
+        running.thread.join(10.0)
+        live = before + estimates(running.collect(0.3))
+    assert len(live) > len(before) and [m["step"] for m in live] == list(range(len(live)))
+    assert live[-1]["update_steps"] == len(live) - len(before) < config.estimator.max_coalesce
+    replayed = replay(tmp_path / "run.log", config, coalescing_estimator).estimates
+    assert len(replayed) == len(live)
+    assert all(m["step"] == e.step and m["q"] == e.q.tolist() and m["update_steps"] == e.update_steps
+               for m, e in zip(live, replayed))
