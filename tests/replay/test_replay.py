@@ -253,7 +253,7 @@ def test_replay_is_deterministic_by_default_however_slow_the_machine(tmp_path, m
     monkeypatch.setattr(time, "perf_counter", SlowWallClock())
     assert cli_exit_code(["replay", str(log), "--config", config, "--out", str(tmp_path / "b.csv"), "--quiet"]) == 0
     first, second = (tmp_path / "a.csv").read_bytes(), (tmp_path / "b.csv").read_bytes()
-    assert first == second and first.count(b"\n") > 140
+    assert first == second and first.count(b"\n") > 115  # the grid starts 0.025 s in (start-up span)
     out, err = capsys.readouterr()
     assert err == "" and "overruns 0, recoveries 0, latency p50 2.500 / p99 2.500 / max 2.500 ms" in out
 
