@@ -17,6 +17,13 @@ that GTSAM can evaluate at a new linearization point. Measured on the benchmark 
 factor saves ~30 µs of GTSAM's update (its Python callback), and a threshold of 10 (the former
 default) relinearized one step factor in 5000 (at start-up).
 
+Relinearization. Without ``relinearize_threshold`` each step factor is linearized once; after an
+update the newest step's rows are evaluated at its estimate, and where they differ from their
+linearization by more than ``linearization_tolerance`` (in σ of the rows) the window's step factors
+that far off are swapped, in GTSAM, for ones linearized at the window's estimate and the update is
+repeated (at most ``max_relinearizations`` times): Gauss-Newton while the estimate is far from the
+readings (start-up, a jump), one evaluation per update once it tracks.
+
 Steps drafted ahead. Once the estimates of an update are out (at the next ``add``), the steps of the
 next update (one, or c when coalescing, see Load) are drafted: each one's initial guess predicted
 from the states before it (solved, or the guess of the step before in the same update), its model
@@ -384,15 +391,15 @@ class OnlineEstimator:
             self._unit[rows] = gtsam.noiseModel.Unit.Create(rows)
         return self._unit[rows]
 
-    def _step_factor(self, draft: DraftStep) -> gtsam.NonlinearFactor:
-        """The factor of a step's model rows and readings: linearized at the guess, as a native factor
+    def _step_factor(self, step: int, rows: LinearizedStep) -> gtsam.NonlinearFactor:
+        """The factor of a step's model rows and readings: linearized at ``rows.x0``, as a native factor
         when the estimator never relinearizes, else a Python factor that knows that linearization."""
-        error, [jacobian] = linearization = draft.rows.linearization()
+        error, [jacobian] = linearization = rows.linearization()
         noise = self._noise(len(error))
         if self.config.relinearize_threshold is None:
-            return linearized_factor(noise, X(draft.step), draft.rows.x0, error, jacobian)
-        function = freezable(draft.rows.error_function(), self._freeze, (draft.rows.x0, linearization))
-        return gtsam_factor(noise, [X(draft.step)], function)
+            return linearized_factor(noise, X(step), rows.x0, error, jacobian)
+        function = freezable(rows.error_function(), self._freeze, (rows.x0, linearization))
+        return gtsam_factor(noise, [X(step)], function)
 
     def _late_factor(self, step: int, observations: list[Observation]) -> gtsam.CustomFactor:
         """The Python factor of the late readings of a step in the window."""
@@ -457,7 +464,7 @@ class OnlineEstimator:
             draft = self._drafts.pop(k, None) or self._draft_step(k)
             drafts.append(draft)
             self._pending_count -= len(draft.rows.observations)
-            graph.add(self._step_factor(draft))
+            graph.add(self._step_factor(k, draft.rows))
             graph.add(draft.process)
             values.insert(X(k), draft.rows.x0)
             stamps[X(k)] = float(k)
@@ -517,7 +524,7 @@ class OnlineEstimator:
                 if rows.linearization_error(x) > tolerance:
                     moved.append((k, rows.at(x)))
                     remove.append(slot)
-                    graph.add(self._step_factor(DraftStep(k, moved[-1][1], None)))
+                    graph.add(self._step_factor(k, moved[-1][1]))
             recoveries = self._smoother.recoveries
             solved = self._smoother.replace_factors(remove, graph, [X(j) for j in kept])
             if self._smoother.recoveries > recoveries:
