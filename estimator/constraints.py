@@ -160,6 +160,44 @@ def velocity_term_gradient(q, qd, constants, c_kind, c_idx):
     return out
 
 
+@njit(cache=True)
+def angle_coordinates(q, constants, c_kind, c_idx):
+    """The relative-angle coordinates (ANGLE rows whose t is a coordinate) and their geometric
+    angles α ∈ (−π, π] from u to w at q. The row φ = |u||w| sin(α − t) also vanishes at t = α + π
+    (w turned half a turn): only t ≡ α (mod 2π) is the geometry."""
+    n = q.shape[0]
+    z = np.concatenate((q, constants))
+    rows = np.flatnonzero((c_kind == ANGLE) & (c_idx[:, 8] < n))
+    alpha = np.empty(rows.shape[0])
+    for k in range(rows.shape[0]):
+        idx = c_idx[rows[k]]
+        ux, uy = z[idx[2]] - z[idx[0]], z[idx[3]] - z[idx[1]]
+        wx, wy = z[idx[6]] - z[idx[4]], z[idx[7]] - z[idx[5]]
+        alpha[k] = np.arctan2(ux * wy - uy * wx, ux * wx + uy * wy)
+    return c_idx[rows, 8], alpha
+
+
+@njit(cache=True)
+def turn_limited_fraction(q, step, constants, c_kind, c_idx, max_turn):
+    """The largest fraction f ≤ 1 of a step δq that moves the second end of no DISTANCE row's
+    segment u by more than sin(max_turn) |u| relative to the first (f |δu| ≤ sin T |u|): the
+    segment then turns by at most T = ``max_turn`` [rad] and changes its length by at most sin T."""
+    z = np.concatenate((q, constants))
+    dz = np.concatenate((step, np.zeros(constants.shape[0])))
+    bound = np.sin(max_turn) ** 2
+    fraction = 1.0
+    for r in range(c_kind.shape[0]):
+        if c_kind[r] != DISTANCE:
+            continue
+        idx = c_idx[r]
+        ux, uy = z[idx[2]] - z[idx[0]], z[idx[3]] - z[idx[1]]
+        dux, duy = dz[idx[2]] - dz[idx[0]], dz[idx[3]] - dz[idx[1]]
+        moved = dux * dux + duy * duy
+        if moved > bound * (ux * ux + uy * uy):
+            fraction = min(fraction, np.sqrt(bound * (ux * ux + uy * uy) / moved))
+    return fraction
+
+
 def constraint_derivatives(mech: Mechanism, q: np.ndarray,
                            hessian: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(Φ, Φq, Φqq) at q from one call of the compiled kernel (Φqq empty unless ``hessian``)."""

@@ -4,21 +4,34 @@ Position problem: Newton-Raphson on Φ(q) = 0 over the free coordinates, the hel
 (García de Jalón and Bayo, ch. 2). Every linear solve is a least-squares solve by SVD
 (``numpy.linalg.lstsq``), rank-revealing, so redundant constraints (the pick-and-place robot's
 double parallelogram) give the minimum-norm step instead of a singular matrix.
+
+Staying on the guess's branch: the equation of a relative angle t, |u||w| sin(α − t) = 0, also
+holds for t = α + π (the segment turned half a turn) and is 2π-periodic, so a long Newton step can
+land on another solution. Hence every Newton step is shortened to turn no segment of a distance
+constraint by more than MAX_TURN (estimator.constraints.turn_limited_fraction), so that a relative
+angle changes by less than half a turn; after it, each free angle coordinate is set to its
+geometric angle α on the turn nearest its previous value (so it stays continuous); and held angles
+farther than MAX_TURN from the guess's geometry are approached in increments of at most MAX_TURN,
+each solved from the last.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
+from numba import njit
 
-from estimator.constraints import acceleration_rhs, constraint_jacobian, constraint_values
+from estimator.constraints import (acceleration_rhs, angle_coordinates, constraint_jacobian, constraint_values,
+                                   turn_limited_fraction)
 from estimator.errors import MbstateError
 from estimator.linalg import pivot_columns
 from estimator.mass import J
 from estimator.model import Body, Mechanism
 
 RANK_TOLERANCE = 1e-9
+MAX_TURN = np.pi / 4  # largest turn of a segment in one Newton step, and of a held angle per increment [rad]
 
 
 class AssemblyError(MbstateError):
@@ -35,17 +48,76 @@ def _lstsq(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.linalg.lstsq(a, b, rcond=RANK_TOLERANCE)[0]
 
 
+@njit(cache=True)
+def _nearest_turn(angle: float, reference: float) -> float:
+    """angle + 2πk [rad] with the integer k that brings it nearest ``reference``."""
+    return angle + 2.0 * np.pi * np.round((reference - angle) / (2.0 * np.pi))
+
+
+@njit(cache=True)
+def _branch_step(q, free, step, constants, c_kind, c_idx):
+    """(q after the Newton step ``step`` of its free coordinates, the fraction of the step taken):
+    the step is shortened to turn no segment by more than MAX_TURN, then the free angle
+    coordinates are set to their geometric angles on the turn nearest their values at q."""
+    full = np.zeros(q.shape[0])
+    full[free] = step
+    fraction = turn_limited_fraction(q, full, constants, c_kind, c_idx, MAX_TURN)
+    out = q + fraction * full
+    coordinates, alpha = angle_coordinates(out, constants, c_kind, c_idx)
+    for k in range(coordinates.shape[0]):
+        if free[coordinates[k]]:
+            out[coordinates[k]] = _nearest_turn(alpha[k], q[coordinates[k]])
+    return out, fraction
+
+
+@njit(cache=True)
+def _held_angle_starts(q, free, constants, c_kind, c_idx):
+    """The held angle coordinates, their geometric angles at q on the turn nearest their values
+    (the targets), and the largest distance of a target from its start."""
+    coordinates, alpha = angle_coordinates(q, constants, c_kind, c_idx)
+    held = ~free[coordinates]
+    angles, start = coordinates[held], alpha[held]
+    gap = 0.0
+    for k in range(angles.shape[0]):
+        start[k] = _nearest_turn(start[k], q[angles[k]])
+        gap = max(gap, abs(q[angles[k]] - start[k]))
+    return angles, start, gap
+
+
+def branch_step(mech: Mechanism, q: np.ndarray, free: np.ndarray, step: np.ndarray) -> tuple[np.ndarray, float]:
+    """(q after a Newton step ``step`` of its ``free`` coordinates, shortened, with the free angle
+    coordinates following their geometry (see the module docstring); the fraction of the step
+    taken)."""
+    a = mech.arrays
+    return _branch_step(np.asarray(q, float), free, np.asarray(step, float), a.constants, a.c_kind, a.c_idx)
+
+
 def solve_position_problem(mech: Mechanism, q_guess: np.ndarray, held: Sequence[int] = (), tol: float = 1e-12,
                            max_iter: int = 50) -> np.ndarray:
-    """q with Φ(q) = 0 near ``q_guess``, the coordinates ``held`` unchanged; raises AssemblyError."""
+    """q with Φ(q) = 0 near ``q_guess`` and on its branch, the coordinates ``held`` unchanged;
+    raises AssemblyError."""
     q = np.array(q_guess, dtype=float)
     free = _free_mask(mech, held)
+    a = mech.arrays
+    angles, start, gap = _held_angle_starts(q, free, a.constants, a.c_kind, a.c_idx)
+    if gap > MAX_TURN:
+        target, increments = q[angles], math.ceil(gap / MAX_TURN)
+        for k in range(1, increments):
+            q[angles] = start + (target - start) * (k / increments)
+            q = _newton_position(mech, q, free, tol, max_iter)
+        q[angles] = target
+    return _newton_position(mech, q, free, tol, max_iter)
+
+
+def _newton_position(mech: Mechanism, q: np.ndarray, free: np.ndarray, tol: float, max_iter: int) -> np.ndarray:
+    """Newton-Raphson on Φ(q) = 0 over the free coordinates, with shortened steps and the free
+    angle coordinates following their geometry (see the module docstring)."""
     phi = constraint_values(mech, q)
     for _ in range(max_iter):
         if np.max(np.abs(phi), initial=0.0) <= tol:
             return q
         step = _lstsq(constraint_jacobian(mech, q)[:, free], -phi)
-        q[free] += step
+        q = branch_step(mech, q, free, step)[0]
         phi = constraint_values(mech, q)
         if np.max(np.abs(step), initial=0.0) <= tol * 1e-3 * (1.0 + np.max(np.abs(q))):
             break

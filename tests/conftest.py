@@ -7,9 +7,11 @@ and their provenance and licence: tests/data/README.md.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 import zmq
 
@@ -29,6 +31,16 @@ def reference_file(name: str) -> Path:
 def load_reference(name: str) -> Mechanism:
     """An upstream-format MBSE mechanism file of tests/data/mbse, loaded unchanged."""
     return load_mechanism(reference_file(name))
+
+
+def cross(a: np.ndarray, b: np.ndarray) -> float:
+    """The planar cross product a × b."""
+    return float(a[0] * b[1] - a[1] * b[0])
+
+
+def angle_between(a: np.ndarray, b: np.ndarray) -> float:
+    """Counter-clockwise angle from a to b in (−π, π]."""
+    return math.atan2(cross(a, b), float(a @ b))
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 import numpy as np
@@ -13,6 +14,7 @@ from estimator.constraints import constraint_values
 from estimator.dynamics.fg_forward import FgOptions, simulate_fg
 from estimator.dynamics.forward import METHODS, ForwardOptions, simulate
 from estimator.dynamics.integrators import TABLEAUS
+from estimator.dynamics.singularity import near_singularity
 from estimator.forces import kinetic_energy, potential_energy
 from estimator.kinematics import solve_velocity_problem
 from estimator.smoother import FACTORIZATIONS, SmootherOptions
@@ -75,6 +77,9 @@ def run(args: argparse.Namespace) -> int:
                               ForwardOptions(method=args.method, integrator=args.integrator))
     elapsed = time.perf_counter() - start
     write_csv(args.out, trajectory)
+    singular = near_singularity(mech, trajectory.t, trajectory.q)
+    if singular:
+        print(f"mbstate forward: warning: {singular.message()}", file=sys.stderr)
     energy = [kinetic_energy(mech, qd) + potential_energy(mech, q) for q, qd in zip(trajectory.q, trajectory.qd)]
     worst_phi = max(np.max(np.abs(constraint_values(mech, q)), initial=0.0) for q in trajectory.q)
     print(f"{args.method}: {steps} steps of {args.dt:g} s in {elapsed:.3f} s (λ recovery and first-call "

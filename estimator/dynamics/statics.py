@@ -7,8 +7,19 @@ multipliers, Newton-Raphson on
     ∂r/∂(q_free, λ) = [ [−K_free,free, −Φq,freeᵀ], [Φq,free, 0] ],   K = −∂Q/∂q + Σ_i λ_i Φqq_i,
 
 with every step solved by SVD least squares (redundant constraints allowed). Held coordinates keep
-their values; the generalized forces Q_h that hold them follow, with λ, from
-[Φqᵀ | −E_h] [λ; Q_h] = Q (the inverse-dynamics system at rest).
+their values (reached from the guess on its branch, estimator.kinematics); the generalized forces
+Q_h that hold them follow, with λ, from [Φqᵀ | −E_h] [λ; Q_h] = Q (the inverse-dynamics system at
+rest).
+
+Staying on the guess's branch: a Newton step that would turn a segment by more than
+estimator.kinematics.MAX_TURN leaves the region where the linearization holds (where the reduced
+stiffness is small, e.g. a rod drawn horizontal under gravity, the step is huge or undefined) and
+can land on another solution of the angle equations. Such a step is damped (Levenberg-Marquardt):
+K_free,free + μ I, μ raised tenfold from MIN_DAMPING times the largest entry of the force rows of
+∂r/∂(q_free, λ) until the step turns no segment by more than MAX_TURN, which bends it towards the
+steepest descent of the potential along the constraints; the free angle coordinates then follow their geometry continuously
+(estimator.kinematics.branch_step). Near an equilibrium the full Newton step is taken, so any
+equilibrium there (stable or not) is found with quadratic convergence.
 
 Stability: K is the Hessian of the Lagrangian V + λᵀΦ (Q = −∂V/∂q for conservative forces; the
 symmetric part is taken, body torques being non-conservative). The equilibrium is a strict minimum
@@ -27,13 +38,14 @@ from estimator.constraints import constraint_derivatives
 from estimator.dynamics.inverse import drive_indices, multipliers_and_drive_forces
 from estimator.errors import MbstateError
 from estimator.forces import force_jacobians, generalized_forces
-from estimator.kinematics import RANK_TOLERANCE, AssemblyError, solve_position_problem
+from estimator.kinematics import RANK_TOLERANCE, AssemblyError, branch_step, solve_position_problem
 from estimator.model import Mechanism
 
 STABLE = "stable minimum"
 UNSTABLE = "not a minimum (saddle/maximum)"
 NEUTRAL = "neutral (singular reduced stiffness)"
 HELD = "no free motion left (all held)"
+MIN_DAMPING, MAX_DAMPING = 1e-3, 1e12  # first and largest μ of a damped step, relative to the stiffness scale
 
 
 class EquilibriumError(MbstateError):
@@ -96,6 +108,24 @@ def _verdict(eigenvalues: np.ndarray, scale: float) -> tuple[bool, str]:
     return False, NEUTRAL
 
 
+def _damped_newton_step(mech: Mechanism, q: np.ndarray, lam: np.ndarray, free: np.ndarray,
+                        residual: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(q, λ) after one Newton step on r, damped until it turns no segment by more than MAX_TURN
+    (see the module docstring); past the largest damping, the step is shortened instead."""
+    jacobian = equilibrium_jacobian(mech, q, lam, free)
+    nf = int(free.sum())
+    scale = max(1.0, float(np.max(np.abs(jacobian[:nf]), initial=0.0)))
+    damping = 0.0
+    while True:
+        matrix = jacobian.copy()
+        matrix[:nf, :nf] -= damping * np.eye(nf)
+        step = np.linalg.lstsq(matrix, -residual, rcond=RANK_TOLERANCE)[0]
+        q_next, fraction = branch_step(mech, q, free, step[:nf])
+        if fraction == 1.0 or damping >= MAX_DAMPING * scale:
+            return q_next, lam + fraction * step[nf:]
+        damping = max(10.0 * damping, MIN_DAMPING * scale)
+
+
 def solve_statics(mech: Mechanism, hold: Mapping[str, float] | None = None, q_guess: np.ndarray | None = None,
                   tol: float = 1e-10, max_iter: int = 50) -> Equilibrium:
     """Static equilibrium near ``q_guess`` (default ``mech.q0``) with the coordinates named in
@@ -126,9 +156,7 @@ def solve_statics(mech: Mechanism, hold: Mapping[str, float] | None = None, q_gu
         if iterations == max_iter or not np.all(np.isfinite(residual)):
             raise EquilibriumError(f"static equilibrium not found: residual {np.max(np.abs(residual)):.3g} "
                                    f"after {iterations} Newton iterations")
-        step = np.linalg.lstsq(equilibrium_jacobian(mech, q, lam, free), -residual, rcond=RANK_TOLERANCE)[0]
-        q[free] += step[:nf]
-        lam += step[nf:]
+        q, lam = _damped_newton_step(mech, q, lam, free, residual)
         residual, iterations = equilibrium_residual(mech, q, lam, free), iterations + 1
     lam, held_force, _ = multipliers_and_drive_forces(constraint_derivatives(mech, q)[1], generalized_forces(mech, q, zero),
                                                       held)

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import angle_between, cross
 
 from estimator.constraints import (acceleration_rhs, constraint_hessians, constraint_jacobian, constraint_values,
                                    jacobian_rate)
@@ -109,15 +110,6 @@ def test_acceleration_rhs_agrees_with_the_hessian_contraction(mech) -> None:
     for q, qd, _ in random_states(mech.n):
         np.testing.assert_allclose(acceleration_rhs(mech, q, qd), -jacobian_rate(mech, q, qd) @ qd,
                                    rtol=1e-12, atol=1e-12)
-
-
-def cross(a: np.ndarray, b: np.ndarray) -> float:
-    return float(a[0] * b[1] - a[1] * b[0])
-
-
-def angle_between(a: np.ndarray, b: np.ndarray) -> float:
-    """Counter-clockwise angle from a to b in (−π, π]."""
-    return math.atan2(cross(a, b), float(a @ b))
 
 
 def test_each_kind_means_what_it_says_after_assembly(mech) -> None:

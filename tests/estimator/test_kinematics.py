@@ -5,10 +5,11 @@ import math
 
 import numpy as np
 import pytest
-from conftest import MECHANISMS, load_reference
+from conftest import MECHANISMS, angle_between, load_reference
 
-from estimator.constraints import acceleration_rhs, constraint_jacobian, constraint_values
-from estimator.kinematics import (AssemblyError, body_angle, body_point, body_point_rate, constraint_rank,
+from estimator.constraints import (acceleration_rhs, angle_coordinates, constraint_jacobian, constraint_values,
+                                   turn_limited_fraction)
+from estimator.kinematics import (MAX_TURN, AssemblyError, body_angle, body_point, body_point_rate, constraint_rank,
                                   degrees_of_freedom, independent_coordinates, solve_acceleration_problem,
                                   solve_position_problem, solve_velocity_problem)
 from estimator.mechanism_file import load_mechanism
@@ -82,6 +83,72 @@ def test_fourbar_against_closed_form() -> None:
         forward, backward = fourbar_closed_form(angle + h * rate), fourbar_closed_form(angle - h * rate)
         np.testing.assert_allclose(qd[:4], (forward - backward) / (2 * h), atol=1e-8)
         np.testing.assert_allclose(qdd[:4], (forward - 2 * q[:4] + backward) / h**2, atol=1e-4)
+
+
+@pytest.mark.parametrize("angle", [2.0, 2.5, -2.5, 4.0, 2 * math.pi + 2.0])
+def test_held_angle_far_from_the_guess_keeps_the_files_branch(angle: float) -> None:
+    """One solve from the file's configuration with the crank held far away: the crank points at
+    the held angle (not half a turn off, the other root of its angle equation) and the rocker stays
+    on the file's assembly branch."""
+    mech = load_mechanism(MECHANISMS / "fourbar_crank.yaml")
+    q = mech.q0.copy()
+    q[mech.index("theta0")] = angle
+    q = solve_position_problem(mech, q, held=[mech.index("theta0")])
+    np.testing.assert_allclose(q[:4], fourbar_closed_form(angle), atol=1e-12)
+    assert q[mech.index("theta0")] == angle
+
+
+def test_free_relative_angles_follow_their_geometry() -> None:
+    """Double pendulum, shoulder held half a turn from the file: both angle coordinates equal the
+    angles of the rods (elbow: lower rod against upper rod), and a free angle stays on its turn:
+    one started a full turn up ends near 2π, not wrapped back."""
+    mech = load_mechanism(MECHANISMS / "double_pendulum.yaml")
+    shoulder, elbow = mech.index("shoulder"), mech.index("elbow")
+    guess = mech.q0.copy()
+    guess[shoulder] = 2.5
+    q = solve_position_problem(mech, guess, held=[shoulder])
+    upper, lower = q[0:2], q[2:4] - q[0:2]
+    np.testing.assert_allclose(upper, [math.cos(2.5), math.sin(2.5)], atol=1e-12)
+    assert q[elbow] == pytest.approx(angle_between(upper, lower), abs=1e-12)
+    guess = mech.q0 + 0.05 * np.random.default_rng(5).normal(size=mech.n)
+    guess[elbow] += 2 * math.pi
+    q = solve_position_problem(mech, guess)
+    upper, lower = q[0:2], q[2:4] - q[0:2]
+    assert q[elbow] - 2 * math.pi == pytest.approx(angle_between(upper, lower), abs=1e-12)
+    assert abs(q[elbow] - 2 * math.pi) < 0.5
+
+
+@pytest.mark.parametrize("name", ["fourbar_crank.yaml", "double_pendulum.yaml", "five_bar.yaml", "pick_and_place.yaml",
+                                  "slider_crank.yaml"])
+def test_angle_coordinates_are_the_files_angles(name: str) -> None:
+    """The geometric angle of every relative-angle coordinate at the file's points equals the value
+    the loader gives it (computed there from the points by atan2)."""
+    mech = load_mechanism(MECHANISMS / name)
+    a = mech.arrays
+    coordinates, alpha = angle_coordinates(mech.q0, a.constants, a.c_kind, a.c_idx)
+    assert len(coordinates) > 0
+    np.testing.assert_allclose(alpha, mech.q0[coordinates], atol=1e-14)
+
+
+def test_turn_limited_fraction_bounds_every_segment() -> None:
+    """Random steps of the double pendulum's points: after the fraction f of the step no rod has
+    turned by more than MAX_TURN nor changed its length by more than sin(MAX_TURN); a shortened step
+    reaches the bound on some rod."""
+    mech = load_mechanism(MECHANISMS / "double_pendulum.yaml")
+    a = mech.arrays
+    rng = np.random.default_rng(8)
+    q = solve_position_problem(mech, mech.q0)
+    for scale in (0.01, 0.5, 3.0, 30.0):
+        for _ in range(20):
+            step = scale * rng.normal(size=mech.n)
+            f = turn_limited_fraction(q, step, a.constants, a.c_kind, a.c_idx, MAX_TURN)
+            moved = [np.linalg.norm(f * step[0:2]) / np.linalg.norm(q[0:2]),
+                     np.linalg.norm(f * (step[2:4] - step[0:2])) / np.linalg.norm(q[2:4] - q[0:2])]
+            assert 0.0 < f <= 1.0 and max(moved) <= math.sin(MAX_TURN) * (1 + 1e-12)
+            if f < 1.0:
+                assert max(moved) == pytest.approx(math.sin(MAX_TURN), rel=1e-12)
+            for u, du in ((q[0:2], f * step[0:2]), (q[2:4] - q[0:2], f * (step[2:4] - step[0:2]))):
+                assert abs(angle_between(u, u + du)) <= MAX_TURN * (1 + 1e-12)
 
 
 def test_upstream_crank_trajectory_start_is_assembled() -> None:

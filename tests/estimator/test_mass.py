@@ -54,10 +54,12 @@ def gravity_energy(mech: Mechanism, q: np.ndarray) -> float:
 
 
 def feasible_states(mech: Mechanism, rng: np.random.Generator, count: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Assembled configurations near the file's, each with a random velocity in the null space of Φq."""
+    """Assembled configurations near the file's, each with a random velocity in the null space of Φq.
+    Assembled to |Φ| ≤ 1e-14 (not the default 1e-12, which leaves lengths off by up to ~1e-12 / 2L
+    and the energies by more than the 1e-12 compared)."""
     states = []
     for _ in range(count):
-        q = solve_position_problem(mech, mech.q0 + 0.05 * rng.normal(size=mech.n))
+        q = solve_position_problem(mech, mech.q0 + 0.05 * rng.normal(size=mech.n), tol=1e-14)
         _, s, vt = np.linalg.svd(constraint_jacobian(mech, q))
         rank = int(np.sum(s > 1e-9 * s[0]))
         null = vt[rank:].T

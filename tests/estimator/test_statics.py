@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import cli_exit_code, reference_file
+from conftest import MECHANISMS, angle_between, cli_exit_code, cross, reference_file
 from estimator.cli import main
 from estimator.dynamics.inverse import inverse_dynamics
 from estimator.dynamics.statics import (HELD, STABLE, UNSTABLE, EquilibriumError, equilibrium_jacobian,
@@ -120,6 +120,60 @@ def test_redundant_robot_equilibrium():
     assert result.stable and len(result.eigenvalues) == 2
     free = np.ones(mech.n, dtype=bool)
     assert np.max(np.abs(equilibrium_residual(mech, result.q, result.lam, free))) < 1e-9
+
+
+def test_double_pendulum_held_shoulder_stays_on_the_files_branch(capsys):
+    """Shoulder held at 0.5 rad from the horizontal drawing (elbow 0): the lower rod ends vertical
+    and the elbow coordinate is the rods' relative angle on the file's turn (within π of 0), not a
+    half or whole turn off; the holding torque is that of both weights, (m1/2 + m2) g L1 cos 0.5."""
+    mech = load_mechanism(MECHANISMS / "double_pendulum.yaml")
+    elbow = mech.index("elbow")
+    result = solve_statics(mech, {"shoulder": 0.5})
+    upper, lower = result.q[0:2], result.q[2:4] - result.q[0:2]
+    assert result.q[elbow] == pytest.approx(angle_between(upper, lower), abs=1e-12)
+    assert abs(result.q[elbow] - mech.q0[elbow]) < math.pi
+    assert lower[0] == pytest.approx(0.0, abs=1e-10)  # vertical: the only equilibria of the free rod
+    assert result.stable == (lower[1] < 0)  # hanging is the stable one
+    free = np.array([name != "shoulder" for name in mech.coordinate_names])
+    assert np.max(np.abs(equilibrium_residual(mech, result.q, result.lam, free))) < 1e-9
+    assert result.held_forces["shoulder"] == pytest.approx((0.5 + 0.8) * GRAVITY * math.cos(0.5), rel=1e-12)
+    assert main(["statics", str(MECHANISMS / "double_pendulum.yaml"), "--hold", "shoulder=0.5"]) == 0
+    assert f"elbow = {result.q[elbow]:.10g}" in capsys.readouterr().out
+
+
+def test_start_with_singular_stiffness_is_damped():
+    """The double pendulum drawn horizontal: the potential's second derivative along the motion is
+    zero there, so the plain Newton step is undefined; the damped steps descend to the hanging pose."""
+    mech = load_mechanism(MECHANISMS / "double_pendulum.yaml")
+    result = solve_statics(mech)
+    assert result.stable
+    np.testing.assert_allclose(result.q, [0.0, -1.0, 0.0, -1.8, -math.pi / 2, 0.0], atol=1e-10)
+
+
+def test_crank_four_bar_equilibrium_stays_on_the_files_branch():
+    """Nothing held: the crank angle ends within π of the file's (it used to come out 2π off), the
+    crank pin where the angle says, the rocker on the file's assembly branch, and the potential is
+    stationary along the mechanism's motion there (central difference of V, h = 1e-5)."""
+    mech = load_mechanism(MECHANISMS / "fourbar_crank.yaml")
+    theta = mech.index("theta0")
+    result = solve_statics(mech)
+    angle = result.q[theta]
+    assert abs(angle - mech.q0[theta]) < math.pi
+    np.testing.assert_allclose(result.q[:2], [math.cos(angle), math.sin(angle)], atol=1e-12)
+
+    def branch(q):
+        return np.sign(cross(q[2:4] - q[0:2], np.array([4.0, 0.0]) - q[2:4]))
+
+    assert branch(result.q) == branch(mech.q0)
+
+    def energy(a: float) -> float:
+        q = result.q.copy()
+        q[theta] = a
+        return potential_energy(mech, solve_position_problem(mech, q, held=[theta]))
+
+    h = 1e-5
+    assert (energy(angle + h) - energy(angle - h)) / (2 * h) == pytest.approx(0.0, abs=1e-6)
+    assert solve_statics(mech, {"theta0": angle}).held_forces["theta0"] == pytest.approx(0.0, abs=1e-8)
 
 
 def test_no_equilibrium_raises():
