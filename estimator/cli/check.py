@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 
 from estimator.cli.arguments import assembled
-from estimator.constraints import constraint_jacobian, constraint_values
+from estimator.constraints import constraint_values
 from estimator.forces import kinetic_energy, potential_energy
-from estimator.kinematics import RANK_TOLERANCE, constraint_rank, independent_coordinates
+from estimator.kinematics import constraint_rank, suggested_independent
 from estimator.mechanism_file import load_mechanism
 from estimator.model import Mechanism
 
@@ -32,18 +32,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("mechanism", metavar="MECH.yaml", help="mechanism file (see configs/mechanisms/README.md)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     parser.set_defaults(run=run)
-
-
-def suggested_independent(mech: Mechanism, q: np.ndarray, rank: int) -> list[int]:
-    """The actuated coordinates when they are a valid independent set (as many as the degrees of
-    freedom, and the remaining columns of Φq keep its rank); otherwise a column-pivoted choice."""
-    actuated = sorted({a.coordinate for a in mech.actuators})
-    if actuated and len(actuated) == mech.n - rank:
-        dependent = [k for k in range(mech.n) if k not in actuated]
-        jac = constraint_jacobian(mech, q)[:, dependent]
-        if rank == 0 or np.linalg.matrix_rank(jac, tol=RANK_TOLERANCE * mech.n) == rank:
-            return actuated
-    return independent_coordinates(mech, q)
 
 
 def report(mech: Mechanism, q: np.ndarray) -> dict[str, Any]:
