@@ -42,6 +42,8 @@ dynamics, a known actuator) or one from before the grid's start.
 Start-up. Readings are buffered until every usable sensor has reported once, or ``startup_timeout``
 of sensor time has passed since the first; t0 is then the newest stamp and the initial state is
 solved from the buffer (online_startup). Readings stamped before t0 − h/2 served only the start-up.
+The sensors' observability is checked there (estimator.observability): directions they cannot see
+are logged once as a warning and flag every estimate ``unobservable``.
 
 Load. Every update is timed with the injected ``clock``, from the moment its steps are due (the
 graph is built from their drafts) to their estimates (smoother update, estimate, outputs); the
@@ -97,6 +99,7 @@ from estimator.factors.observation_stack import (LinearizedStep, Observation, Se
 from estimator.forces import generalized_forces
 from estimator.kinematics import solve_position_problem
 from estimator.model import Mechanism
+from estimator.observability import ObservabilityReport, observability
 from estimator.online_config import EstimatorConfig
 from estimator.online_startup import initial_state
 from estimator.smoother import FixedLagSmoother, SmootherOptions
@@ -123,7 +126,7 @@ class StepEstimate:
     sigma: dict[str, np.ndarray] | None  # {"q", "qd", "forces"}: marginal std devs when enabled
     latency: float  # wall seconds of this step (its share when steps are coalesced)
     update_steps: int  # grid steps in the smoother update that gave this estimate (1 unless coalesced)
-    flags: tuple[str, ...]  # "startup", "degraded", "coalesced", "recovered", "solver_recovery"
+    flags: tuple[str, ...]  # "startup", "degraded", "coalesced", "recovered", "solver_recovery", "unobservable"
 
 
 @dataclass(frozen=True)
@@ -237,6 +240,7 @@ class OnlineEstimator:
         self._late: dict[int, list[Observation]] = {}
         self._states: dict[int, np.ndarray] = {}
         self._prior = None
+        self.observability: ObservabilityReport | None = None  # set at start-up (estimator.observability)
         self._smoother = FixedLagSmoother(SmootherOptions(
             lag=self.config.lag, factorization=self.config.factorization,
             relinearize_threshold=self.config.relinearize_threshold))
@@ -333,6 +337,9 @@ class OnlineEstimator:
         t0 = max(r.t for r in self._buffer)
         x0 = initial_state(self.mech, self.layout, by_sensor, self._terms, t0)
         self._prior = prior_relation(self.layout, x0, self._prior_sigmas())
+        self.observability = observability(self.mech, self.sensors, self.layout, self.config, x0)
+        if not self.observability.observable:
+            log.warning("start-up at t = %.6f s: %s", t0, self.observability.summary())
         self._states[0] = x0
         self._grid = TimeGrid(t0, self.config.dt)
         self._drafts = {0: self._draft_step(0)}
@@ -453,6 +460,7 @@ class OnlineEstimator:
         outputs = [self._output(k) for k in group]
         share = (self.clock() - start) / len(group)
         flags = ["degraded"] * (level >= 1) + ["coalesced"] * (len(group) > 1)
+        flags += ["unobservable"] * (not self.observability.observable)
         if self._smoother.recoveries > solver_recoveries:
             self._counters["solver_recoveries"] += 1
             flags.append("solver_recovery")

@@ -1,9 +1,11 @@
 """The start-up observability check (estimator.observability): against an independent computation on
 the pendulum, the sensor sets that cannot see the state (a load cell alone, a gyroscope on the
-pick-and-place robot's platform, a gyroscope without dynamics at rest) and those that can."""
+pick-and-place robot's platform, a gyroscope without dynamics at rest) and those that can, the
+estimator's warning and flag, and the node's status field."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,11 +18,13 @@ from estimator.kinematics import solve_velocity_problem
 from estimator.mass import with_gravity
 from estimator.mechanism_file import load_mechanism
 from estimator.model import Mechanism
+from estimator.node.intake import Intake
 from estimator.observability import SAMPLES, WINDOW_STEPS, ObservabilityReport, observability
 from estimator.online_config import EstimatorConfig
-from estimator.online_estimator import OnlineEstimator
+from estimator.online_estimator import FixedClock, OnlineEstimator
 from estimator.online_startup import initial_state
 from sensors.config import build_sensors
+from sensors.messages import Reading
 
 GYRO_NOISE = {"density": 8.7e-5, "random_walk": 2.0e-5, "bias_sigma": 0.02}
 LOAD_CELL = {"kind": "load_cell", "link": "rocker", "rate": 100, "noise": {"density": 0.05}}
@@ -142,3 +146,35 @@ def test_a_coupler_gyroscope_sees_the_angle_through_the_motion(config: Estimator
         assert unseen(check(fourbar(), {"gyro": gyro("coupler")}, config)) == [(["q.theta0"], ["position"])]
         report = check(fourbar(), {"gyro": gyro("coupler", bias=True)}, config)
         assert unseen(report) == [(["q.theta0"], ["position"]), (["bias.gyro", "qd.theta0"], ["velocity", "bias"])]
+
+
+def test_the_estimator_warns_once_and_flags_every_estimate(caplog: pytest.LogCaptureFixture) -> None:
+    """Kinematics only, a coupler gyroscope at rest: the angle is unseen. The node's status carries the report."""
+    mech = fourbar()
+    sensors = build_sensors({"sensors": {"gyro": gyro("coupler")}}, mech, "test")
+    estimator = OnlineEstimator(mech, sensors, KINEMATICS, FixedClock())
+    intake = Intake(estimator, sensors.dimensions(), max_future_s=1.0, budget_s=1e-3)
+    assert intake.status(1.0)["observability"] is None
+    estimates = []
+    with caplog.at_level(logging.WARNING, logger="estimator.online_estimator"):
+        for k in range(40):
+            estimates += intake.handle(Reading("gyro", 1e-3 * k, k, np.zeros(1)).to_map())
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "not observable" in warnings[0].getMessage()
+    assert warnings[0].getMessage().endswith("q.theta0 (position)")
+    assert len(estimates) > 30 and all("unobservable" in e.flags for e in estimates)
+    status = intake.status(1.0)["observability"]
+    assert status["observable"] is False and status["unobservable"][0]["components"] == {"q.theta0": 1.0}
+
+
+def test_an_observable_estimator_neither_warns_nor_flags(caplog: pytest.LogCaptureFixture) -> None:
+    mech = fourbar()
+    sensors = build_sensors({"sensors": {"encoder": ENCODER}}, mech, "test")
+    estimator = OnlineEstimator(mech, sensors, DYNAMICS, FixedClock())
+    with caplog.at_level(logging.WARNING, logger="estimator.online_estimator"):
+        estimates = []
+        for k in range(10):
+            estimator.add(Reading("encoder", 1e-3 * k, k, np.zeros(1)))
+            estimates += estimator.advance(1e-3 * k)
+    assert estimates and not caplog.records
+    assert estimator.observability.observable and not any("unobservable" in e.flags for e in estimates)
