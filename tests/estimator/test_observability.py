@@ -1,19 +1,22 @@
 """The start-up observability check (estimator.observability): against an independent computation on
 the pendulum, the sensor sets that cannot see the state (a load cell alone, a gyroscope on the
 pick-and-place robot's platform, a gyroscope without dynamics at rest) and those that can, the
-estimator's warning and flag, and the node's status field."""
+estimator's warning and flag, the node's status field and ``mbstate check --sensors``."""
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import MECHANISMS
+import yaml
+from conftest import MECHANISMS, REPO
 from scipy.integrate import solve_ivp
 
+from estimator.cli import main
 from estimator.kinematics import solve_velocity_problem
 from estimator.mass import with_gravity
 from estimator.mechanism_file import load_mechanism
@@ -178,3 +181,41 @@ def test_an_observable_estimator_neither_warns_nor_flags(caplog: pytest.LogCaptu
             estimates += estimator.advance(1e-3 * k)
     assert estimates and not caplog.records
     assert estimator.observability.observable and not any("unobservable" in e.flags for e in estimates)
+
+
+def run_check(capsys: pytest.CaptureFixture, *args: object) -> tuple[int, str, str]:
+    code = main(["check", *map(str, args)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_check_prints_the_observability_of_a_sensor_file(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
+    path = tmp_path / "platform.yaml"
+    path.write_text(yaml.safe_dump({"sensors": {"platform_gyro": gyro("platform", bias=True)}}), encoding="utf-8")
+    code, out, err = run_check(capsys, MECHANISMS / "pick_and_place.yaml", "--sensors", path)
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    start = lines.index(f"observability with the sensors of {path} (dynamics, grid 1000 Hz, 50 ms window, at rest "
+                        "in the assembled configuration):")
+    assert lines[start + 1] == "  directions checked: q.theta0, q.theta1, qd.theta0, qd.theta1, bias.platform_gyro"
+    assert lines[start + 3:] == ["  NOT observable: 4 direction(s) the sensors cannot see:", "    q.theta0 (position)",
+                                 "    q.theta1 (position)", "    qd.theta0 (velocity)", "    qd.theta1 (velocity)"]
+    code, out, _ = run_check(capsys, MECHANISMS / "pick_and_place.yaml", "--sensors", path, "--json")
+    info = json.loads(out)["observability"]
+    assert code == 0 and info["observable"] is False and len(info["unobservable"]) == 4
+
+
+def test_check_takes_the_estimator_settings_and_sensors_of_a_node_file(capsys: pytest.CaptureFixture) -> None:
+    code, out, _ = run_check(capsys, MECHANISMS / "fourbar_crank.yaml", "--config",
+                             REPO / "configs" / "estimator" / "fourbar.yaml", "--json")
+    info = json.loads(out)["observability"]
+    assert code == 0 and info["observable"] and info["sensors"].endswith("fourbar.yaml")
+    assert info["coordinates"][:3] == ["q.theta0", "qd.theta0", "force.motor"]  # unknown_forces: [motor]
+
+
+def test_check_rejects_a_bad_sensor_file_in_one_line(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("sensors: {g: {kind: gyroscope, body: nowhere, rate: 1000, noise: {density: 1}}}\n",
+                    encoding="utf-8")
+    code, out, err = run_check(capsys, MECHANISMS / "fourbar_crank.yaml", "--sensors", path)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1 and "nowhere" in err
