@@ -168,6 +168,18 @@ def independent_coordinates(mech: Mechanism, q: np.ndarray) -> list[int]:
     return [k for k in range(mech.n) if k not in dependent]
 
 
+def suggested_independent(mech: Mechanism, q: np.ndarray, rank: int) -> list[int]:
+    """The actuated coordinates when they are a valid independent set (as many as the degrees of
+    freedom, and the remaining columns of Φq keep its rank); otherwise a column-pivoted choice."""
+    actuated = sorted({a.coordinate for a in mech.actuators})
+    if actuated and len(actuated) == mech.n - rank:
+        dependent = [k for k in range(mech.n) if k not in actuated]
+        jac = constraint_jacobian(mech, q)[:, dependent]
+        if rank == 0 or np.linalg.matrix_rank(jac, tol=RANK_TOLERANCE * mech.n) == rank:
+            return actuated
+    return independent_coordinates(mech, q)
+
+
 def body_point(mech: Mechanism, body: Body, local: np.ndarray, q: np.ndarray) -> np.ndarray:
     """Global position [m] of a body-fixed point with body-frame coordinates ``local`` = (ξ, η):
     r = r0 + A (r1 − r0), A = (ξ I + η J)/L, linear in the natural coordinates."""

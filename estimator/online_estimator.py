@@ -49,6 +49,8 @@ dynamics, a known actuator) or one from before the grid's start.
 Start-up. Readings are buffered until every usable sensor has reported once, or ``startup_timeout``
 of sensor time has passed since the first; t0 is then the newest stamp and the initial state is
 solved from the buffer (online_startup). Readings stamped before t0 − h/2 served only the start-up.
+The sensors' observability is checked there (estimator.observability): directions they cannot see
+are logged once as a warning and flag every estimate ``unobservable``.
 
 Load. Every update is timed with the injected ``clock``, from the moment its steps are due (the
 graph is built from their drafts) to their estimates (smoother update, estimate, outputs); the
@@ -102,10 +104,11 @@ from estimator.factors.frozen import FreezeSwitch, freezable
 from estimator.factors.observation_stack import (LinearizedStep, Observation, SensorTerm, sensor_term,
                                                  stacked_step_error)
 from estimator.forces import generalized_forces
-from estimator.kinematics import AssemblyError, solve_position_problem
+from estimator.kinematics import solve_position_problem
 from estimator.model import Mechanism
+from estimator.observability import ObservabilityReport, observability
 from estimator.online_config import EstimatorConfig
-from estimator.online_startup import initial_state
+from estimator.online_startup import initial_state, start_anchor
 from estimator.smoother import FixedLagSmoother, SmootherOptions
 from sensors.config import SensorSet
 from sensors.messages import Reading
@@ -130,7 +133,7 @@ class StepEstimate:
     sigma: dict[str, np.ndarray] | None  # {"q", "qd", "forces"}: marginal std devs when enabled
     latency: float  # wall seconds of this step (its share when steps are coalesced)
     update_steps: int  # grid steps in the smoother update that gave this estimate (1 unless coalesced)
-    flags: tuple[str, ...]  # "startup", "degraded", "coalesced", "recovered", "solver_recovery"
+    flags: tuple[str, ...]  # "startup", "degraded", "coalesced", "recovered", "solver_recovery", "unobservable"
 
 
 @dataclass(frozen=True)
@@ -166,7 +169,7 @@ class OnlineEstimator:
             raise MbstateError(f"estimator.unknown_forces: unknown actuator {unknown[0]!r} "
                                f"(known: {', '.join(names) or 'none'})")
         forces = tuple(names.index(f) for f in config.unknown_forces)
-        assembled = self._anchor()
+        assembled = start_anchor(mech, config.initial_state)
         rows = tuple(int(r) for r in independent_constraint_rows(mech, assembled))
         size, dynamics = len(rows), config.dynamics
         self.layout = EstimationLayout(mech.n, rows if dynamics else (), forces if dynamics else (),
@@ -197,16 +200,6 @@ class OnlineEstimator:
         self._counters["resets"] = 0
         self._assembled = assembled
         self._warm_up(assembled)
-
-    def _anchor(self) -> np.ndarray:
-        """q_a: the file's configuration with the ``initial_state`` coordinates held, assembled."""
-        q, names = self.mech.q0.copy(), self.mech.coordinate_names
-        held = [names.index(name) for name, _ in self.config.initial_state]
-        q[held] = [value for _, value in self.config.initial_state]
-        try:
-            return solve_position_problem(self.mech, q, held)
-        except AssemblyError as exc:
-            raise MbstateError(f"estimator.initial_state: the mechanism does not assemble there ({exc})") from None
 
     def _warm_up(self, q: np.ndarray) -> None:
         """Evaluate the step factor once with a reading of every sensor, so that the compiled kernels are
@@ -257,6 +250,7 @@ class OnlineEstimator:
         self._states: dict[int, np.ndarray] = {}
         self._prior = None
         self._window: dict[int, tuple[LinearizedStep, int]] = {}  # native step factors: rows and GTSAM slot
+        self.observability: ObservabilityReport | None = None  # set at start-up (estimator.observability)
         self._smoother = FixedLagSmoother(SmootherOptions(
             lag=self.config.lag, factorization=self.config.factorization,
             relinearize_threshold=self.config.relinearize_threshold))
@@ -355,11 +349,13 @@ class OnlineEstimator:
         if sensor_time - self._first < self.config.startup_span:
             return False
         t0 = max(self._first, max(r.t for r in self._buffer) - 0.5 * self.config.startup_span)
-        x0, force_sigmas = initial_state(self.mech, self.layout, by_sensor, self._terms, t0, self._assembled,
-                                         self._force_coordinates)
+        x0, force_sigmas = initial_state(self.mech, self.layout, by_sensor, self._terms, t0, self._assembled)
         sigmas = self._prior_sigmas()
         sigmas[self.layout.force] = np.minimum(sigmas[self.layout.force], force_sigmas)
         self._prior = prior_relation(self.layout, x0, sigmas)
+        self.observability = observability(self.mech, self.sensors, self.layout, self.config, x0)
+        if not self.observability.observable:
+            log.warning("start-up at t = %.6f s: %s", t0, self.observability.summary())
         self._states[0] = x0
         self._grid = TimeGrid(t0, self.config.dt)
         self._drafts = {0: self._draft_step(0)}
@@ -484,6 +480,7 @@ class OnlineEstimator:
         outputs = [self._output(k) for k in group]
         share = (self.clock() - start) / len(group)
         flags = ["degraded"] * (level >= 1) + ["coalesced"] * (len(group) > 1)
+        flags += ["unobservable"] * (not self.observability.observable)
         if self._smoother.recoveries > solver_recoveries:
             self._counters["solver_recoveries"] += 1
             flags.append("solver_recovery")

@@ -24,15 +24,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from estimator.constraints import constraint_jacobian
+from estimator.constraints import constraint_derivatives, constraint_jacobian
 from estimator.dynamics.forward import multipliers
 from estimator.dynamics.inverse import multipliers_and_drive_forces
-from estimator.forces import generalized_forces
 from estimator.dynamics.lagrange import accelerations
-from estimator.constraints import constraint_derivatives
+from estimator.errors import MbstateError
 from estimator.factors.estimation_state import EstimationLayout
 from estimator.factors.observation_stack import Observation, SensorTerm, observation_rows
-from estimator.kinematics import solve_acceleration_problem, solve_position_problem
+from estimator.forces import generalized_forces
+from estimator.kinematics import AssemblyError, solve_acceleration_problem, solve_position_problem
 from estimator.model import Mechanism
 from sensors.base import wrap_angle
 from sensors.messages import Reading
@@ -76,6 +76,17 @@ def fitted_motion(readings: Sequence[Reading], t0: float, sigma: float, wraps: b
     sigmas[:terms] = np.sqrt(np.diag(covariance)[:3]) * scale
     z = padded[0]
     return Motion(wrap_angle(z) if wraps else z, padded[1:], sigmas)
+
+
+def start_anchor(mech: Mechanism, held: Sequence[tuple[str, float]] = ()) -> np.ndarray:
+    """q_a: the file's configuration with the coordinates ``held`` ((name, value) pairs) fixed, assembled."""
+    q, names = mech.q0.copy(), mech.coordinate_names
+    indices = [names.index(name) for name, _ in held]
+    q[indices] = [value for _, value in held]
+    try:
+        return solve_position_problem(mech, q, indices)
+    except AssemblyError as exc:
+        raise MbstateError(f"estimator.initial_state: the mechanism does not assemble there ({exc})") from None
 
 
 def _rows(rows: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
@@ -157,8 +168,7 @@ def initial_acceleration(mech: Mechanism, q: np.ndarray, qd: np.ndarray, guess: 
 
 
 def initial_state(mech: Mechanism, layout: EstimationLayout, readings: Mapping[str, list[Reading]],
-                  terms: Mapping[str, SensorTerm], t0: float, anchor: np.ndarray,
-                  force_coordinates: Sequence[int] = ()) -> tuple[np.ndarray, np.ndarray]:
+                  terms: Mapping[str, SensorTerm], t0: float, anchor: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The stacked state x at t0 (module docstring), ``anchor``: q_a, assembled; and the standard
     deviations of its unknown forces as the readings determine them (inf where they do not)."""
     n = mech.n
@@ -176,6 +186,7 @@ def initial_state(mech: Mechanism, layout: EstimationLayout, readings: Mapping[s
         qdd, covariance = initial_acceleration(mech, q, qd, qdd, motions, terms)
         rhs = generalized_forces(mech, q, qd) - mech.arrays.mass @ qdd
         jacobian = constraint_jacobian(mech, q)
+        force_coordinates = [mech.actuators[j].coordinate for j in layout.forces]
         lam, forces, _ = multipliers_and_drive_forces(jacobian, rhs, force_coordinates)
         # F is linear in q̈ through rhs = Q − M q̈: its covariance is G C Gᵀ with G = ∂F/∂q̈
         gradient = np.stack([multipliers_and_drive_forces(jacobian, -mech.arrays.mass[:, j], force_coordinates)[1]

@@ -4,6 +4,11 @@ The file's approximate coordinates are assembled by Newton-Raphson (Φ(q) = 0, n
 report gives the coordinates, the constraint residuals, the rank of Φq and the degrees of freedom
 n − rank Φq, a set of independent coordinates, the bodies, actuators, force elements, gravity and
 the energies at rest. ``--json`` prints the same as one JSON object.
+
+With ``--sensors SENSORS.yaml`` and/or ``--config CONFIG.yaml`` (a node file: its ``estimator:`` section,
+and its sensors when ``--sensors`` is not given; default estimator settings without it), it also checks
+what the online estimator could see with those sensors (estimator.observability), at rest in the
+assembled configuration: the start state the estimator solves when no reading says otherwise.
 """
 
 from __future__ import annotations
@@ -15,11 +20,17 @@ from typing import Any
 import numpy as np
 
 from estimator.cli.arguments import assembled
-from estimator.constraints import constraint_jacobian, constraint_values
+from estimator.constraints import constraint_values
 from estimator.forces import kinetic_energy, potential_energy
-from estimator.kinematics import RANK_TOLERANCE, constraint_rank, independent_coordinates
+from estimator.kinematics import constraint_rank, suggested_independent
 from estimator.mechanism_file import load_mechanism
 from estimator.model import Mechanism
+from estimator.node.config import load_node_config
+from estimator.observability import ObservabilityReport, observability
+from estimator.online_config import EstimatorConfig
+from estimator.online_estimator import OnlineEstimator
+from estimator.online_startup import initial_state, start_anchor
+from sensors.config import SensorSet, load_sensors
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,22 +39,49 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "check", help="load and assemble a mechanism file and print its model",
         description="Load a mechanism YAML file, assemble it from the file's approximate "
                     "coordinates and print coordinates, constraint residuals, rank, degrees of "
-                    "freedom, bodies, actuators, forces, gravity and energies at rest.")
+                    "freedom, bodies, actuators, forces, gravity and energies at rest; with --sensors "
+                    "or --config also which directions of the online estimator's state those sensors "
+                    "cannot see (its start-up observability check, at rest).")
     parser.add_argument("mechanism", metavar="MECH.yaml", help="mechanism file (see configs/mechanisms/README.md)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    parser.add_argument("--sensors", metavar="SENSORS.yaml",
+                        help="also check the observability of the estimator's state with these sensors "
+                             "(see configs/sensors/README.md)")
+    parser.add_argument("--config", metavar="CONFIG.yaml",
+                        help="node file whose estimator settings (and, without --sensors, sensors) the "
+                             "observability check uses (see configs/estimator/README.md)")
     parser.set_defaults(run=run)
 
 
-def suggested_independent(mech: Mechanism, q: np.ndarray, rank: int) -> list[int]:
-    """The actuated coordinates when they are a valid independent set (as many as the degrees of
-    freedom, and the remaining columns of Φq keep its rank); otherwise a column-pivoted choice."""
-    actuated = sorted({a.coordinate for a in mech.actuators})
-    if actuated and len(actuated) == mech.n - rank:
-        dependent = [k for k in range(mech.n) if k not in actuated]
-        jac = constraint_jacobian(mech, q)[:, dependent]
-        if rank == 0 or np.linalg.matrix_rank(jac, tol=RANK_TOLERANCE * mech.n) == rank:
-            return actuated
-    return independent_coordinates(mech, q)
+def observability_at_rest(mech: Mechanism, sensors: SensorSet, config: EstimatorConfig) -> ObservabilityReport:
+    """The estimator's start-up check (estimator.observability) from its start state without readings:
+    the assembled configuration, at rest."""
+    layout = OnlineEstimator(mech, sensors, config).layout
+    start, _ = initial_state(mech, layout, {}, {}, 0.0, start_anchor(mech, config.initial_state))
+    return observability(mech, sensors, layout, config, start)
+
+
+def observability_info(sensors: SensorSet, config: EstimatorConfig, result: ObservabilityReport) -> dict[str, Any]:
+    """The ``observability`` entry of the report."""
+    return {"sensors": sensors.source, "dynamics": config.dynamics, "rate": config.rate, **result.as_dict()}
+
+
+def format_observability(info: dict[str, Any]) -> str:
+    """The observability part of the text report."""
+    model = "dynamics" if info["dynamics"] else "kinematics only"
+    lines = [f"observability with the sensors of {info['sensors']} ({model}, grid {info['rate']:g} Hz, "
+             f"{1e3 * info['window_s']:.3g} ms window, at rest in the assembled configuration):",
+             f"  directions checked: {', '.join(info['coordinates'])}",
+             "  singular values (start-prior units): " + " ".join(f"{s:.3g}" for s in info["singular_values"])
+             + f" (unobservable at or below {info['threshold']:.3g})"]
+    if info["ignored_sensors"]:
+        lines.append(f"  sensors the estimator cannot use: {', '.join(info['ignored_sensors'])}")
+    if info["observable"]:
+        lines.append("  observable")
+    else:
+        lines.append(f"  NOT observable: {len(info['unobservable'])} direction(s) the sensors cannot see:")
+        lines += [f"    {d['text']}" for d in info["unobservable"]]
+    return "\n".join(lines)
 
 
 def report(mech: Mechanism, q: np.ndarray) -> dict[str, Any]:
@@ -102,7 +140,17 @@ def format_text(info: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Load, assemble and print; file and assembly problems raise MbstateError (exit code 2)."""
-    mech = load_mechanism(args.mechanism)
+    if args.config:
+        node = load_node_config(args.config, mechanism=args.mechanism, sensors=args.sensors)
+        mech, sensors, config = node.mech, node.sensors, node.estimator
+    else:
+        mech = load_mechanism(args.mechanism)
+        sensors, config = (load_sensors(args.sensors, mech), EstimatorConfig()) if args.sensors else (None, None)
     info = report(mech, assembled(mech, {}))
-    print(json.dumps(info, indent=2) if args.json else format_text(info))
+    if sensors is not None:
+        info["observability"] = observability_info(sensors, config, observability_at_rest(mech, sensors, config))
+    if args.json:
+        print(json.dumps(info, indent=2))
+    else:
+        print(format_text(info) + ("\n" + format_observability(info["observability"]) if sensors is not None else ""))
     return 0

@@ -161,6 +161,14 @@ def observation_rows(observation: Observation, x: np.ndarray,
     return error, jacobian if jac else None
 
 
+def predicted(term: SensorTerm, x: np.ndarray, delta: float = 0.0) -> np.ndarray:
+    """h_s(x(t)) + b_s: the value of an exact reading at offset δ (module docstring), whose residual and
+    robust loss are zero (estimator.observability evaluates the rows of such readings)."""
+    arguments = _arguments(term.lift, float(delta), x)
+    h, _ = term.sensor.measurement(*[arguments[a:b] for a, b in term.spans], jac=False)
+    return h + x[term.bias] if term.bias is not None else h
+
+
 def weighted_model_rows(model: RowFunction, weights: np.ndarray, x: np.ndarray,
                         jac: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
     """The model rows divided by their σ (``weights`` = 1/σ) and their Jacobian."""

@@ -65,9 +65,15 @@ class Throttle:
 class Intake:
     """Owns the estimator's input side and the statistics of one run (see the module docstring).
 
+<<<<<<< HEAD
     ``estimator`` follows estimator.online_estimator.OnlineEstimator (add, advance with ``final``,
     reset, counters, started); ``budget_s``: step latency budget [s]; ``log``: where messages and
     (``record_estimates``) estimates are recorded, or None. An ``estimate`` record is the estimate
+=======
+    ``estimator`` follows estimator.online_estimator.OnlineEstimator (add, advance, reset,
+    counters, started, and ``observability`` if it has one); ``budget_s``: step latency budget [s];
+    ``log``: where messages and (``record_estimates``) estimates are recorded, or None. An ``estimate`` record is the estimate
+>>>>>>> wt-obs
     message without ``type``, plus ``f``: the forces of ``actuators`` in that order (nan if absent),
     so it has the keys of a ``truth`` record.
     """
@@ -178,10 +184,12 @@ class Intake:
         """The status fields this side knows (see estimator.node.publishing); ``period`` [s] since the
         previous status, for the sensor rates."""
         estimator_counters = dict(self.estimator.counters)
+        observability = getattr(self.estimator, "observability", None)
         return {"state": "running" if self.estimator.started else "starting", "t": self.newest,
                 "sensors": {name: track.report(period) for name, track in self.tracks.items()},
                 **self.counters.as_dict(), "recoveries": int(estimator_counters.get("recoveries", 0)),
-                "latency_ms": self.latency.summary_ms(), "estimator": estimator_counters}
+                "latency_ms": self.latency.summary_ms(), "estimator": estimator_counters,
+                "observability": None if observability is None else observability.as_dict()}
 
 
 EstimatorFactory = Callable[[NodeConfig, Callable[[], float]], Any]

@@ -10,7 +10,9 @@
 
     type "status", state ("starting" | "running"), uptime_s, t (newest accepted stamp or nil),
     coordinates, forces (names), sensors {id: {rate_hz, accepted, gaps, last_t}}, the counters of
-    estimator.node.stats.NodeCounters, recoveries, latency_ms {p50, p99, max}, estimator {counters}
+    estimator.node.stats.NodeCounters, recoveries, latency_ms {p50, p99, max}, estimator {counters},
+    observability (nil until the estimator has started, then its start-up check:
+    estimator.observability.ObservabilityReport.as_dict)
 """
 
 from __future__ import annotations

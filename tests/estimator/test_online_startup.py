@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 
@@ -11,7 +9,9 @@ from estimator.benchmarks.node import accuracy, feed, scenario
 from estimator.factors.observation_stack import LinearizedStep
 from estimator.online_config import EstimatorConfig
 from estimator.online_estimator import FixedClock, OnlineEstimator
-from estimator.online_startup import fitted_motion
+from estimator.constraints import constraint_values
+from estimator.errors import MbstateError
+from estimator.online_startup import fitted_motion, start_anchor
 from sensors.messages import Reading
 
 
@@ -66,8 +66,10 @@ def test_tight_acceleration_rows_are_relinearized_and_the_estimate_stays_accurat
     assert crank < 2 * np.pi / 4096 / 4 and torque < 0.5
 
 
-def test_initial_state_moves_the_anchor_of_the_start() -> None:
-    mech, sensors, _, _ = scenario(0.05, 1)
-    config = EstimatorConfig(initial_state=(("theta0", 0.3),))
-    est = OnlineEstimator(mech, sensors, dataclasses.replace(config, unknown_forces=("motor",)), FixedClock())
-    assert est._assembled[mech.coordinate_names.index("theta0")] == pytest.approx(0.3)
+def test_the_start_anchor_holds_the_initial_state_and_assembles() -> None:
+    mech, _, _, _ = scenario(0.05, 1)
+    anchor = start_anchor(mech, (("theta0", 0.3),))
+    assert anchor[mech.coordinate_names.index("theta0")] == pytest.approx(0.3)
+    assert np.max(np.abs(constraint_values(mech, anchor))) < 1e-10
+    with pytest.raises(MbstateError, match="estimator.initial_state: the mechanism does not assemble"):
+        start_anchor(mech, (("x1", 100.0),))
