@@ -12,7 +12,7 @@ as the node's estimate records say they took (``RecordedClock``); otherwise repl
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,14 +50,21 @@ def replay(path: str | Path, config: NodeConfig, estimator_factory: EstimatorFac
     if as_recorded:
         clock = RecordedClock(update_durations(path, log.estimates))
     intake = intake_for(config, estimator_factory(config, clock))
-    kinds, bodies = [kind for kind, _ in inputs], [body for _, body in inputs]
-    started, estimates = time.monotonic(), []
+    started = time.monotonic()
     with steady_collection():
-        for done, (kind, body) in enumerate(zip(kinds, paced(bodies) if realtime else bodies), start=1):
-            estimates += take_input(path, intake, kind, body)
-            if progress is not None:
-                progress(done, len(inputs))
+        estimates = list(feed(path, intake, inputs, realtime, progress))
     return ReplayResult(estimates=estimates, status=intake.status(time.monotonic() - started))
+
+
+def feed(path: str | Path, intake: Intake, inputs: Sequence[tuple[str, dict[str, Any]]], realtime: bool = False,
+         progress: Progress | None = None) -> Iterator[Any]:
+    """Input records ``(kind, body)`` of the log ``path`` (named in errors) through ``intake`` in order,
+    each completed estimate yielded as it comes (a caller that stops at an error keeps those before)."""
+    kinds, bodies = [kind for kind, _ in inputs], [body for _, body in inputs]
+    for done, (kind, body) in enumerate(zip(kinds, paced(bodies) if realtime else bodies), start=1):
+        yield from take_input(path, intake, kind, body)
+        if progress is not None:
+            progress(done, len(inputs))
 
 
 class RecordedClock:
