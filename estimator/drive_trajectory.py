@@ -13,6 +13,9 @@ crank file (θ = 1.2 (1 − cos 2t), 8 significant digits every 5 ms) the RMS er
 rad/s² for a not-a-knot cubic spline, 4.0e-3 for a quintic spline and 4.2e-5 for this fit
 (max 1.9e-4; windows 9/15/21/31 give RMS 3.7e-4/1.0e-4/4.2e-5/1.6e-5). A window of 21 keeps the
 fit's bias small for trajectories with features down to ~0.1 s at that sampling.
+
+Resampling (``hermite_resample``): between two samples, the quintic that matches position, velocity
+and acceleration at both ends, so the resampled motion is consistent to the second derivative.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from estimator.errors import MbstateError
 
 FIT_DEGREE = 5
 FIT_WINDOW = 21
+# [c3, c4, c5] of p(s) = Σ c_k s^k from the end conditions p(1), p'(1), p''(1) (quintic Hermite)
+_HERMITE_END = np.linalg.inv(np.array([[1.0, 1.0, 1.0], [3.0, 4.0, 5.0], [6.0, 12.0, 20.0]]))
 
 
 @dataclass(frozen=True)
@@ -65,6 +70,23 @@ def local_polynomial_derivatives(t: np.ndarray, values: np.ndarray, degree: int 
     velocity = coef[:, 1] / half_span[:, None] if degree >= 1 else zeros
     acceleration = 2.0 * coef[:, 2] / half_span[:, None] ** 2 if degree >= 2 else zeros
     return coef[:, 0], velocity, acceleration
+
+
+def hermite_resample(t: np.ndarray, pos: np.ndarray, vel: np.ndarray, acc: np.ndarray,
+                     times: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Position, velocity, acceleration at ``times`` from the quintic through (pos, vel, acc) at both
+    ends of each sample interval; inputs (N, k), outputs (len(times), k)."""
+    i = np.clip(np.searchsorted(t, times, side="right") - 1, 0, len(t) - 2)
+    h = (t[i + 1] - t[i])[:, None]
+    s = (times - t[i])[:, None]
+    s = s / h
+    c0, c1, c2 = pos[i], h * vel[i], 0.5 * h**2 * acc[i]
+    ends = np.stack((pos[i + 1] - c0 - c1 - c2, h * vel[i + 1] - c1 - 2.0 * c2, h**2 * acc[i + 1] - 2.0 * c2))
+    c3, c4, c5 = np.einsum("ij,jnk->ink", _HERMITE_END, ends)
+    p = c0 + s * (c1 + s * (c2 + s * (c3 + s * (c4 + s * c5))))
+    v = (c1 + s * (2 * c2 + s * (3 * c3 + s * (4 * c4 + s * 5 * c5)))) / h
+    a = (2 * c2 + s * (6 * c3 + s * (12 * c4 + s * 20 * c5))) / h**2
+    return p, v, a
 
 
 def load_drive_trajectory(path: str | Path, count: int) -> DriveTrajectory:

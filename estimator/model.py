@@ -102,6 +102,11 @@ class Mechanism:
         """Number of scalar constraint equations (redundant ones included)."""
         return len(self.constraint_names)
 
+    @property
+    def point_coordinates(self) -> list[int]:
+        """Indices in q of the moving points' x and y [m], ascending; the other coordinates are angles."""
+        return sorted({int(i) for i in np.ravel(self.point_z) if i < self.n})
+
     def index(self, name: str) -> int:
         """Position of a coordinate in q, by name."""
         try:

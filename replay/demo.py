@@ -94,7 +94,7 @@ def rmse(estimates: list[dict], truth: Truth, mech: Mechanism, actuators: list[s
         return {"q": None, "qd": None, "angle": None, "force": None}
     t = np.array([e["t"] for e in estimates])
     inside = (t >= truth.t[0]) & (t <= truth.t[-1])
-    points = sorted({int(i) for i in np.ravel(mech.point_z) if i < mech.n})
+    points = mech.point_coordinates
     angles = [i for i in range(mech.n) if i not in points]
 
     def error(estimated: np.ndarray, reference: np.ndarray) -> float | None:

@@ -26,7 +26,7 @@ Before any input, the log's header is checked against the configuration
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,13 +71,9 @@ def replay(path: str | Path, config: NodeConfig, estimator_factory: EstimatorFac
     clock: Callable[[], float] = (RecordedClock(update_durations(path, log.estimates)) if as_recorded
                                   else time.perf_counter if realtime else MeasuredFixedClock())
     intake = intake_for(config, estimator_factory(config, clock))
-    kinds, bodies = [kind for kind, _ in inputs], [body for _, body in inputs]
-    started, estimates = time.monotonic(), []
+    started = time.monotonic()
     with steady_collection():
-        for done, (kind, body) in enumerate(zip(kinds, paced(bodies) if realtime else bodies), start=1):
-            estimates += take_input(path, intake, kind, body)
-            if progress is not None:
-                progress(done, len(inputs))
+        estimates = list(feed(path, intake, inputs, realtime, progress))
         estimates += intake.finish()
     status = intake.status(time.monotonic() - started)
     if isinstance(clock, MeasuredFixedClock):
@@ -110,6 +106,17 @@ class MeasuredFixedClock:
             self.latency.add(now - self.started)
         self.started, self.reads = now, self.reads + 1
         return 0.0
+
+
+def feed(path: str | Path, intake: Intake, inputs: Sequence[tuple[str, dict[str, Any]]], realtime: bool = False,
+         progress: Progress | None = None) -> Iterator[Any]:
+    """Input records ``(kind, body)`` of the log ``path`` (named in errors) through ``intake`` in order,
+    each completed estimate yielded as it comes (a caller that stops at an error keeps those before)."""
+    kinds, bodies = [kind for kind, _ in inputs], [body for _, body in inputs]
+    for done, (kind, body) in enumerate(zip(kinds, paced(bodies) if realtime else bodies), start=1):
+        yield from take_input(path, intake, kind, body)
+        if progress is not None:
+            progress(done, len(inputs))
 
 
 class RecordedClock:

@@ -2,7 +2,8 @@
 
 Each case runs once to warm up (numba compilation, GTSAM set-up), then ``repeat`` times; the
 median is reported, with the spread (min-max) showing the machine's other load. One module per
-suite; ``estimator/cli/bench.py`` lists the suites.
+suite; ``estimator/cli/bench.py`` lists the suites. ``accuracy`` is apart: the online estimator's
+errors, latency and failures over a matrix of mechanisms, sensor sets and motions.
 """
 
 from __future__ import annotations

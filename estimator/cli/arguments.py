@@ -76,9 +76,13 @@ def coordinate_indices(mech: Mechanism, names: Mapping[str, float] | list[str], 
         raise MbstateError(f"{option}: {exc.args[0]}") from None
 
 
-def assembled(mech: Mechanism, held: Mapping[str, float], option: str = "--initial") -> np.ndarray:
-    """q satisfying the constraints near the file's coordinates, ``held`` coordinates set and kept."""
+def assembled(mech: Mechanism, held: Mapping[str, float], option: str = "--initial",
+              guess: Mapping[str, float] | None = None) -> np.ndarray:
+    """q satisfying the constraints near the file's coordinates (those named in ``guess`` replaced,
+    to start on another assembly branch), ``held`` coordinates set and kept."""
     q = mech.q0.copy()
+    if guess:
+        q[coordinate_indices(mech, guess, option)] = list(guess.values())
     indices = coordinate_indices(mech, held, option)
     q[indices] = list(held.values())
     try:

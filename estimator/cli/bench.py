@@ -1,4 +1,5 @@
-"""``mbstate bench``: benchmark figures (time per step) for the solvers, with the machine and date."""
+"""``mbstate bench``: benchmark figures (time per step) for the solvers, with the machine and date;
+``mbstate bench accuracy``: the estimator's accuracy matrix (estimator.benchmarks.accuracy)."""
 
 from __future__ import annotations
 
@@ -6,27 +7,54 @@ import argparse
 import json
 
 from estimator.benchmarks import machine
+from estimator.benchmarks.accuracy import MOTIONS, accuracy_matrix
 from estimator.benchmarks.classical import forward_benchmarks, inverse_benchmarks
 from estimator.benchmarks.fg_forward import fg_forward_benchmarks
 from estimator.benchmarks.fg_inverse import fg_inverse_benchmarks
 from estimator.benchmarks.node import node_benchmarks
+from estimator.cli.arguments import positive_float
+from estimator.errors import MbstateError
 
 SUITES = {"forward": forward_benchmarks, "inverse": inverse_benchmarks, "fg-forward": fg_forward_benchmarks,
           "fg-inverse": fg_inverse_benchmarks, "node": node_benchmarks}
+ACCURACY = "accuracy"
+ACCURACY_DURATION = 5.0  # [s] of sensor time per cell
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "bench", help="time per step of the solvers",
-        description="Run benchmark suites (compilation excluded; median of repeats) and print µs per step.")
-    parser.add_argument("suites", nargs="*", choices=[*SUITES, []], metavar="SUITE",
-                        help=f"suites to run (default: all of {', '.join(SUITES)})")
+        "bench", help="time per step of the solvers; the estimator's accuracy matrix",
+        description="Run benchmark suites (compilation excluded; median of repeats) and print µs per step. "
+                    f"'{ACCURACY}' runs the estimator's accuracy matrix instead (mechanisms × sensor sets × "
+                    "motions, configs/bench/accuracy.yaml): errors against the simulation, latency, smoother "
+                    "failures.")
+    parser.add_argument("suites", nargs="*", choices=[*SUITES, ACCURACY, []], metavar="SUITE",
+                        help=f"suites to run (default: all of {', '.join(SUITES)}), or {ACCURACY} alone")
     parser.add_argument("--repeat", type=int, default=3, help="timed repeats per case (default 3)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    group = parser.add_argument_group(f"{ACCURACY} (every cell by default)")
+    group.add_argument("--duration", type=positive_float, metavar="S",
+                       help=f"sensor time per cell [s] (default {ACCURACY_DURATION:g}; a drive trajectory may "
+                            "end earlier)")
+    group.add_argument("--mechanism", nargs="+", action="extend", metavar="NAME", help="only these mechanisms")
+    group.add_argument("--set", nargs="+", action="extend", metavar="SET",
+                       help="only these sensor sets (a encoders, b encoders and gyroscopes, c IMU, d all)")
+    group.add_argument("--motion", nargs="+", action="extend", choices=MOTIONS, help="only these motions")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    accuracy_options = [f"--{name}" for name in ("duration", "mechanism", "set", "motion")
+                        if getattr(args, name) is not None]
+    if ACCURACY in args.suites:
+        if len(args.suites) > 1:
+            others = ", ".join(s for s in args.suites if s != ACCURACY)
+            raise MbstateError(f"{ACCURACY} runs alone (not with {others})")
+        accuracy_matrix(args.duration or ACCURACY_DURATION, args.mechanism or (), args.set or (), args.motion or (),
+                        as_json=args.json)
+        return 0
+    if accuracy_options:
+        raise MbstateError(f"{', '.join(accuracy_options)}: only for the {ACCURACY} suite")
     results = {name: SUITES[name](repeat=max(1, args.repeat)) for name in (args.suites or SUITES)}
     if args.json:
         print(json.dumps({"machine": machine(), **{name: [t.__dict__ for t in timings]

@@ -2,27 +2,22 @@
 
 The motion comes from classical forward dynamics (``--forces NAME=VALUE``: constant actuator
 forces, zero by default) or classical inverse dynamics along a prescribed trajectory of driven
-coordinates (``--drive NAME[,NAME] --trajectory FILE``). The trajectory file's samples, their
-derivatives fitted as in ``mbstate inverse``, are resampled to the simulation step ``--dt`` by
-quintic Hermite interpolation (position, velocity and acceleration continuous and consistent).
-The sensors (sensors.config) sample the truth (sensors.virtual); truth at every step and every
-reading go to the append-only log (replay.log) in time order.
+coordinates (``--drive NAME[,NAME] --trajectory FILE``), at the simulation step ``--dt``
+(replay.simulation). The sensors (sensors.config) sample the truth (sensors.virtual); truth at
+every step and every reading go to the append-only log (replay.log) in time order.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from collections import Counter
-from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
 from estimator.cli.arguments import assembled, assignments, coordinate_indices, load, positive_float
 from estimator.cli.inverse import driven
-from estimator.dynamics.forward import METHODS, ForwardOptions, simulate
-from estimator.dynamics.inverse import inverse_dynamics
+from estimator.dynamics.forward import METHODS
 from estimator.errors import MbstateError
 from estimator.kinematics import solve_velocity_problem
 from estimator.model import Mechanism
@@ -31,11 +26,9 @@ from estimator.node.recorded_for import setup_header
 from estimator.timeseries import Trajectory
 from replay.log import LogWriter
 from replay.publish import publish
+from replay.simulation import forward_truth, inverse_truth, sensor_step
 from sensors.config import load_sensors
 from sensors.virtual import Truth, simulate_readings
-
-# [c3, c4, c5] of p(s) = Σ c_k s^k from the end conditions p(1), p'(1), p''(1) (quintic Hermite)
-_HERMITE_END = np.linalg.inv(np.array([[1.0, 1.0, 1.0], [3.0, 4.0, 5.0], [6.0, 12.0, 20.0]]))
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -68,54 +61,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def with_actuator_forces(mech: Mechanism, forces: Mapping[str, float]) -> Mechanism:
-    """The mechanism with constant forces added on its actuators' coordinates (by actuator name)."""
-    names = {a.name: a.coordinate for a in mech.actuators}
-    q_force = mech.arrays.q_force.copy()
-    for name, value in forces.items():
-        if name not in names:
-            raise MbstateError(f"--forces: unknown actuator '{name}' (known: {', '.join(names) or 'none'})")
-        q_force[names[name]] += value
-    q_force.setflags(write=False)
-    return dataclasses.replace(mech, arrays=mech.arrays._replace(q_force=q_force))
-
-
-def hermite_resample(t: np.ndarray, pos: np.ndarray, vel: np.ndarray, acc: np.ndarray,
-                     times: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Position, velocity, acceleration at ``times`` from the quintic through (pos, vel, acc) at both
-    ends of each sample interval; inputs (N, k), outputs (len(times), k)."""
-    i = np.clip(np.searchsorted(t, times, side="right") - 1, 0, len(t) - 2)
-    h = (t[i + 1] - t[i])[:, None]
-    s = (times - t[i])[:, None]
-    s = s / h
-    c0, c1, c2 = pos[i], h * vel[i], 0.5 * h**2 * acc[i]
-    ends = np.stack((pos[i + 1] - c0 - c1 - c2, h * vel[i + 1] - c1 - 2.0 * c2, h**2 * acc[i + 1] - 2.0 * c2))
-    c3, c4, c5 = np.einsum("ij,jnk->ink", _HERMITE_END, ends)
-    p = c0 + s * (c1 + s * (c2 + s * (c3 + s * (c4 + s * c5))))
-    v = (c1 + s * (2 * c2 + s * (3 * c3 + s * (4 * c4 + s * 5 * c5)))) / h
-    a = (2 * c2 + s * (6 * c3 + s * (12 * c4 + s * 20 * c5))) / h**2
-    return p, v, a
-
-
 def _forward(mech: Mechanism, args: argparse.Namespace, dt: float) -> Truth:
-    driven = with_actuator_forces(mech, args.forces)
-    q0 = assembled(driven, args.initial)
+    q0 = assembled(mech, args.initial)
     qd0 = np.zeros(mech.n)
     if args.velocity:
         held = coordinate_indices(mech, args.velocity, "--velocity")
         qd0 = solve_velocity_problem(mech, q0, np.array(list(args.velocity.values())), held)
-    steps = max(1, int(round(args.t_end / dt)))
-    trajectory = simulate(driven, q0, qd0, dt, steps, ForwardOptions(method=args.method))
-    return Truth.from_trajectory(mech, trajectory, {name: float(v) for name, v in args.forces.items()})
-
-
-def _inverse(mech: Mechanism, args: argparse.Namespace, dt: float) -> Truth:
-    drives, samples = driven(mech, args.drive, args.trajectory)
-    end = min(samples.t[0] + args.t_end, samples.t[-1])
-    times = samples.t[0] + dt * np.arange(int(np.floor((end - samples.t[0]) / dt + 1e-9)) + 1)
-    pos, vel, acc = hermite_resample(samples.t, *samples.derivatives(), times)
-    trajectory: Trajectory = inverse_dynamics(mech, drives, times, pos, vel, acc).trajectory
-    return Truth.from_trajectory(mech, trajectory)
+    return forward_truth(mech, q0, qd0, dt, args.t_end, args.forces, args.method)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -128,8 +80,11 @@ def run(args: argparse.Namespace) -> int:
         raise MbstateError("--forces, --initial and --velocity are for forward dynamics, not with --drive")
     mech = load(args.mechanism)
     sensor_set = load_sensors(args.sensors, mech)
-    dt = args.dt or 1.0 / max(s.params.rate for s in sensor_set.sensors)
-    truth = _inverse(mech, args, dt) if args.drive else _forward(mech, args, dt)
+    dt = args.dt or sensor_step(sensor_set)
+    if args.drive:
+        truth = inverse_truth(mech, *driven(mech, args.drive, args.trajectory), dt, args.t_end)
+    else:
+        truth = _forward(mech, args, dt)
     readings = simulate_readings(sensor_set.sensors, truth, args.seed)
     header = {**setup_header(mech, sensor_set, Path(args.mechanism), Path(args.sensors)),
               "simulation": {"dt": dt, "t_end": args.t_end, "seed": args.seed,

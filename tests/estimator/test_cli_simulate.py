@@ -1,5 +1,5 @@
-"""``mbstate simulate``: forward and inverse modes end to end, the Hermite resampling, and the
-one-line errors. The command is registered on a fresh parser (the lead wires it into mbstate)."""
+"""``mbstate simulate``: forward and inverse modes end to end and the one-line errors. The command is
+registered on a fresh parser (the lead wires it into mbstate)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from conftest import MECHANISMS, REPO, reference_file
 
 from estimator.cli import ArgumentParser
-from estimator.cli.simulate import hermite_resample, register
+from estimator.cli.simulate import register
 from estimator.errors import MbstateError
 from replay.log import read_log
 from sensors.base import wrap_angle
@@ -65,16 +65,6 @@ def test_inverse_mode_follows_the_crank_trajectory(tmp_path) -> None:
     np.testing.assert_allclose(theta, 1.2 * (1 - np.cos(2 * t)), atol=1e-6)
     motor = np.array([record["f"][0] for record in log.truth])
     assert motor[0] == pytest.approx(66.0, abs=0.1)  # static 44.145 + inertial 21.87 N·m (hand check)
-
-
-def test_hermite_resampling_is_exact_for_quintics() -> None:
-    t = np.array([0.0, 0.3, 0.5, 1.0])
-    coef = np.array([0.2, -1.0, 0.5, 2.0, -0.7, 0.3])
-    poly = np.polynomial.Polynomial(coef)
-    values = [p(t)[:, None] for p in (poly, poly.deriv(), poly.deriv(2))]
-    times = np.linspace(0.0, 1.0, 37)
-    for result, p in zip(hermite_resample(t, *values, times), (poly, poly.deriv(), poly.deriv(2))):
-        np.testing.assert_allclose(result[:, 0], p(times), atol=1e-12)
 
 
 @pytest.mark.parametrize("argv,match", [

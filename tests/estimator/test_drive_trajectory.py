@@ -5,7 +5,7 @@ import pytest
 from conftest import reference_file
 from scipy.interpolate import CubicSpline
 
-from estimator.drive_trajectory import load_drive_trajectory, local_polynomial_derivatives
+from estimator.drive_trajectory import hermite_resample, load_drive_trajectory, local_polynomial_derivatives
 from estimator.errors import MbstateError
 
 CRANK_FILE = reference_file("fourbars1-with-rel-angle-trajectory.txt")
@@ -83,3 +83,13 @@ def test_bad_files_name_the_file_and_the_problem(tmp_path, text, count, problem)
 def test_missing_file(tmp_path):
     with pytest.raises(MbstateError, match="cannot read trajectory"):
         load_drive_trajectory(tmp_path / "absent.txt", 1)
+
+
+def test_hermite_resampling_is_exact_for_quintics() -> None:
+    t = np.array([0.0, 0.3, 0.5, 1.0])
+    coef = np.array([0.2, -1.0, 0.5, 2.0, -0.7, 0.3])
+    poly = np.polynomial.Polynomial(coef)
+    values = [p(t)[:, None] for p in (poly, poly.deriv(), poly.deriv(2))]
+    times = np.linspace(0.0, 1.0, 37)
+    for result, p in zip(hermite_resample(t, *values, times), (poly, poly.deriv(), poly.deriv(2))):
+        np.testing.assert_allclose(result[:, 0], p(times), atol=1e-12)

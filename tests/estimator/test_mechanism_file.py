@@ -68,6 +68,16 @@ def test_configs_assemble_with_expected_dof(name: str, dof: int, actuated: tuple
     assert tuple(mech.coordinate_names[a.coordinate] for a in mech.actuators) == actuated
 
 
+@pytest.mark.parametrize(("name", "points"), [
+    ("pendulum.yaml", ["x1", "y1"]),
+    ("five_bar.yaml", ["x_B", "y_B", "x_C", "y_C", "x_D", "y_D"]),
+    ("pick_and_place.yaml", [f"{axis}{i}" for i in range(2, 12) for axis in "xy"]),
+])
+def test_point_coordinates_are_the_moving_points(name: str, points: list[str]) -> None:
+    mech = load_mechanism(MECHANISMS / name)
+    assert [mech.coordinate_names[i] for i in mech.point_coordinates] == points
+
+
 def test_every_config_is_listed_above() -> None:
     assert {p.name for p in MECHANISMS.glob("*.yaml")} == {
         "pendulum.yaml", "double_pendulum.yaml", "fourbar.yaml", "fourbar_crank.yaml", "slider_crank.yaml",
