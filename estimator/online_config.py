@@ -17,6 +17,7 @@ from estimator.model import Mechanism
 from sensors.section import Section
 
 FACTORIZATIONS = ("CHOLESKY", "QR")
+FORCE_RATE_TIME = 0.0625  # [s]: K = √T × force_rate (EstimatorConfig, Unknown inputs)
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,12 @@ class EstimatorConfig:
     Unknown inputs
       ``unknown_forces``: actuator names (mech.actuators) whose force/torque is a state variable;
       other actuators are taken as zero. ``force_random_walk`` [N/√s or N·m/√s]: density K of their
-      random walk, F_k − F_{k−1} ~ N(0, K² dt). ``force_sigma`` [N or N·m]: σ of their start prior.
+      random walk, F_k − F_{k−1} ~ N(0, K² dt). ``force_rate`` [N/s or N·m/s] instead of K (null: K as
+      given): the typical (rms) rate of change of the unknown forces, which a user knows from the drive
+      (≈ range × angular frequency of the motion); then K = ``FORCE_RATE_TIME``^½ × force_rate, a
+      random walk that over FORCE_RATE_TIME changes by what the force does (the README gives the
+      trade-off it balances: noise from a larger K, lag from a smaller). ``force_sigma`` [N or N·m]:
+      σ of their start prior.
     Model
       ``dynamics``: true — per step M q̈ + Φqᵀλ − Q − E F = 0 (σ ``dynamics_sigma`` [N, N·m]) with
       the constraints; false — the kinematics-only estimator for comparison: the same graph without
@@ -81,6 +87,7 @@ class EstimatorConfig:
     integrator_order: int = 2
     unknown_forces: tuple[str, ...] = ()
     force_random_walk: float = 5.0
+    force_rate: float | None = None
     force_sigma: float = 100.0
     dynamics: bool = True
     dynamics_sigma: float = 1e-3
@@ -120,6 +127,7 @@ class EstimatorConfig:
                    "null or at least 0"),
                   ("factorization", self.factorization in FACTORIZATIONS, f"one of {', '.join(FACTORIZATIONS)}"),
                   ("max_relinearizations", self.max_relinearizations >= 0, "at least 0"),
+                  ("force_rate", self.force_rate is None or self.force_rate > 0.0, "null or a positive number"),
                   ("startup_span", 0.0 <= self.startup_span <= 10.0, "in [0, 10] s"),
                   ("max_coalesce", self.max_coalesce >= 1, "at least 1"), ("recover_steps", self.recover_steps >= 1,
                   "at least 1"), ("recover_fraction", 0.0 < self.recover_fraction <= 1.0, "in (0, 1]"),
@@ -130,6 +138,11 @@ class EstimatorConfig:
         if self.lag < self.integrator_order - 1:
             raise MbstateError(f"estimator.lag: integrator order {self.integrator_order} needs a lag of at least "
                                f"{self.integrator_order - 1} steps, got {self.lag}")
+
+    @property
+    def force_walk(self) -> float:
+        """K, the random-walk density of the unknown forces (from ``force_rate`` when it is given)."""
+        return self.force_random_walk if self.force_rate is None else np.sqrt(FORCE_RATE_TIME) * self.force_rate
 
     @property
     def dt(self) -> float:
@@ -149,7 +162,7 @@ class EstimatorConfig:
                 values[name] = _actuator_names(section, mech)
             elif name == "initial_state":
                 values[name] = _coordinate_values(section, mech)
-            elif name == "relinearize_threshold" and section.raw(name) is None:
+            elif name in ("relinearize_threshold", "force_rate") and section.raw(name) is None:
                 values[name] = None
             elif isinstance(default, bool):
                 values[name] = section.flag(name, default)
@@ -162,6 +175,8 @@ class EstimatorConfig:
                 values[name] = int(number)
             else:
                 values[name] = section.number(name, default)
+        if section.has("force_rate") and section.has("force_random_walk") and values.get("force_rate") is not None:
+            raise section.error("force_rate", "give force_rate or force_random_walk, not both")
         section.finish()
         try:
             return cls(**values)

@@ -214,7 +214,7 @@ class OnlineEstimator:
     def _process_relations(self) -> dict:
         """Native process factors of orders 2 … integrator_order (the first steps use the lower ones)."""
         config, layout, h = self.config, self.layout, self.config.dt
-        walks = [(layout.force, config.force_random_walk * np.sqrt(h))] if layout.forces else []
+        walks = [(layout.force, config.force_walk * np.sqrt(h))] if layout.forces else []
         for i, sensor in enumerate(self.sensors.sensors):
             if sensor.params.bias_state:
                 walks.append((layout.bias_of(i), max(sensor.params.noise.bias_step_sigma(h), 1e-9)))

@@ -84,6 +84,7 @@ class Scenario:
     mechanism: Path
     joints: tuple[str, ...]
     trajectory: Path | None
+    force_rate: float | None  # the drive torques' typical rate of change (EstimatorConfig.force_rate)
     initial: dict[str, float] | None
     guess: dict[str, float]
 
@@ -140,6 +141,7 @@ def _scenario(section: Section, name: str, base: Path) -> Scenario:
         raise section.error("joints", f"must be a list of coordinate names, got {joints!r}")
     driven = section.section("driven") if section.has("driven") else None
     trajectory = base / driven.text("trajectory") if driven else None
+    force_rate = driven.number("force_rate", positive=True) if driven else None
     if driven:
         driven.finish()
     free = section.section("free") if section.has("free") else None
@@ -147,7 +149,7 @@ def _scenario(section: Section, name: str, base: Path) -> Scenario:
     guess = _coordinates(free, "guess") if free else {}
     if free:
         free.finish()
-    scenario = Scenario(name, base / section.text("file"), tuple(joints), trajectory, initial, guess)
+    scenario = Scenario(name, base / section.text("file"), tuple(joints), trajectory, force_rate, initial, guess)
     section.finish()
     if not scenario.motions():
         raise section.error("driven", "a mechanism needs a driven or a free motion (or both)")
@@ -300,8 +302,9 @@ def run_cell(matrix: Matrix, cell: Cell, duration: float, timing: bool = True) -
     drawn = dataclasses.replace(mech, q0=truth.q[0].copy())  # the estimator's start-up anchor: the release pose
     config = dataclasses.replace(matrix.base, source=f"{matrix.source} ({cell.label()})",
                                  mechanism_path=scenario.mechanism, sensors_path=sensors_path, mech=drawn,
-                                 sensors=sensors, estimator=dataclasses.replace(matrix.base.estimator,
-                                                                                unknown_forces=unknown))
+                                 sensors=sensors, estimator=dataclasses.replace(
+                                     matrix.base.estimator, unknown_forces=unknown,
+                                     force_rate=scenario.force_rate if unknown else None))
     accuracy = replay_readings(config, readings, FixedClock())
     quanta = [s.params.noise.quantum for s in sensors.sensors if s.params.kind == "encoder"]
     result = CellResult(cell.mechanism, cell.set, cell.motion, float(truth.t[-1] - truth.t[0]),

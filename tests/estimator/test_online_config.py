@@ -84,3 +84,13 @@ def test_initial_state_is_a_map_of_coordinate_values() -> None:
         read({"initial_state": {"theta0": "x"}})
     with pytest.raises(MbstateError, match=r"estimator\.initial_state: must be a map"):
         read({"initial_state": [1.0]})
+
+
+def test_force_rate_sets_the_random_walk_density() -> None:
+    config = read({"force_rate": 8.0})
+    assert config.force_rate == 8.0 and config.force_walk == pytest.approx(2.0)  # √0.0625 × 8
+    assert read({}).force_walk == EstimatorConfig().force_random_walk
+    with pytest.raises(MbstateError, match=r"estimator\.force_rate: give force_rate or force_random_walk, not both"):
+        read({"force_rate": 8.0, "force_random_walk": 1.0})
+    with pytest.raises(MbstateError, match=r"estimator\.force_rate: must be null or a positive number"):
+        read({"force_rate": -1.0})
