@@ -46,9 +46,11 @@ pending buffer (``max_pending`` readings) is full and the oldest pending reading
 new one is still ``pending``); ``ignored``: a reading the state cannot use (a load cell on λ without
 dynamics, a known actuator) or one from before the grid's start.
 
-Start-up. Readings are buffered until every usable sensor has reported once, or ``startup_timeout``
-of sensor time has passed since the first; t0 is then the newest stamp and the initial state is
-solved from the buffer (online_startup). Readings stamped before t0 − h/2 served only the start-up.
+Start-up. Readings are buffered until every usable sensor has reported once (or ``startup_timeout``
+of sensor time has passed since the first) and ``startup_span`` of sensor time has passed; t0 is then
+the middle of the span, and the initial state and the forces' prior are solved from the buffer
+(online_startup: the encoders fitted over the span). Readings stamped before t0 − h/2 served only
+the start-up; the later ones attach to the steps from t0 on.
 The sensors' observability is checked there (estimator.observability): directions they cannot see
 are logged once as a warning and flag every estimate ``unobservable``.
 
@@ -104,7 +106,6 @@ from estimator.factors.frozen import FreezeSwitch, freezable
 from estimator.factors.observation_stack import (LinearizedStep, Observation, SensorTerm, sensor_term,
                                                  stacked_step_error)
 from estimator.forces import generalized_forces
-from estimator.kinematics import solve_position_problem
 from estimator.model import Mechanism
 from estimator.observability import ObservabilityReport, observability
 from estimator.online_config import EstimatorConfig

@@ -23,7 +23,6 @@ from estimator.kinematics import solve_velocity_problem
 from estimator.model import Mechanism
 from estimator.node.config import NodeParams
 from estimator.node.recorded_for import setup_header
-from estimator.timeseries import Trajectory
 from replay.log import LogWriter
 from replay.publish import publish
 from replay.simulation import forward_truth, inverse_truth, sensor_step
