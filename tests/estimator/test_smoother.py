@@ -96,3 +96,21 @@ def test_update_for_returns_the_states_asked_for_and_keeps_the_window_on_request
     lean.keep_window()
     oldest = gtsam.symbol("s", 8)
     np.testing.assert_allclose(lean.estimate(oldest), full.estimate(oldest), rtol=0, atol=1e-12)
+
+
+def test_replace_factors_swaps_a_factor_of_the_window_for_another():
+    """A prior N(0, 1) on a variable, then swapped (by its GTSAM slot) for N(5, 1): the estimate moves to
+    5, as if the first prior had never been added (a relinearization swaps step factors this way)."""
+    smoother = FixedLagSmoother(SmootherOptions(lag=3, relinearize_threshold=None))
+    key = gtsam.symbol("s", 0)
+    noise = gtsam.noiseModel.Isotropic.Sigma(1, 1.0)
+    graph, values = gtsam.NonlinearFactorGraph(), gtsam.Values()
+    graph.add(gtsam.PriorFactorVector(key, np.zeros(1), noise))
+    values.insert(key, np.zeros(1))
+    [first] = smoother.update_for(graph, values, {key: 0.0}, [key])
+    [slot] = smoother.new_factor_indices
+    assert first == pytest.approx([0.0])
+    replacement = gtsam.NonlinearFactorGraph()
+    replacement.add(gtsam.PriorFactorVector(key, np.array([5.0]), noise))
+    [moved] = smoother.replace_factors([slot], replacement, [key])
+    assert moved == pytest.approx([5.0]) and len(smoother.new_factor_indices) == 1
