@@ -7,7 +7,8 @@ Time grid. Steps t_k = t0 + k h, h = 1/rate, in sensor time; t0 is set at start-
 processed once the newest sensor time reaches t_k + delay_steps·h (default half a step: the
 readings that attach to k have then arrived when stamps arrive in order).
 
-Graph per step (estimator.factors.estimation_state): one stacked variable x_k = [q; q̇; q̈; λ; F; b]
+Graph per step (estimator.factors.estimation_state): one stacked state x_k = [q; q̇; q̈; F; b; λ] (as two
+variables, x_k without λ and λ, estimator.factors.state_split)
 with one factor holding the model rows (constraints and dynamics) AND the step's readings
 (estimator.factors.observation_stack), one native linear factor with the integrator and the random
 walks of F and b, and at step 0 a native prior from the start-up solution (estimator.online_startup).
@@ -102,6 +103,7 @@ from estimator.factors.estimation_state import (EstimationLayout, dynamics_rows,
 from estimator.factors.keys import X, TimeGrid
 from estimator.factors.multistep import ADAMS_MOULTON
 from estimator.factors.native import linearized_factor
+from estimator.factors.state_split import StateSplit
 from estimator.factors.frozen import FreezeSwitch, freezable
 from estimator.factors.observation_stack import (LinearizedStep, Observation, SensorTerm, sensor_term,
                                                  stacked_step_error)
@@ -189,6 +191,7 @@ class OnlineEstimator:
             self._model = partial(kinematic_rows, mech, np.asarray(rows), self.layout)
             sigmas = np.repeat([position, velocity, acceleration], size)
         self._weights = 1.0 / sigmas
+        self._split = StateSplit(self.layout)
         self._process = self._process_relations()
         self._prediction = self._prediction_matrices()
         self._freeze = FreezeSwitch()
@@ -222,7 +225,7 @@ class OnlineEstimator:
         if not config.dynamics:
             n = layout.n
             walks.append((slice(2 * n, 3 * n), config.jerk_random_walk * np.sqrt(h)))
-        return {p: process_relation(layout, h, p, config.integrator_sigma, walks)
+        return {p: self._split.relation(process_relation(layout, h, p, config.integrator_sigma, walks))
                 for p in range(2, config.integrator_order + 1)}
 
     # ---- interface ------------------------------------------------------------------------------
@@ -353,7 +356,7 @@ class OnlineEstimator:
         x0, force_sigmas = initial_state(self.mech, self.layout, by_sensor, self._terms, t0, self._assembled)
         sigmas = self._prior_sigmas()
         sigmas[self.layout.force] = np.minimum(sigmas[self.layout.force], force_sigmas)
-        self._prior = prior_relation(self.layout, x0, sigmas)
+        self._prior = self._split.relation(prior_relation(self.layout, x0, sigmas))
         self.observability = observability(self.mech, self.sensors, self.layout, self.config, x0)
         if not self.observability.observable:
             log.warning("start-up at t = %.6f s: %s", t0, self.observability.summary())
@@ -392,17 +395,18 @@ class OnlineEstimator:
         """The factor of a step's model rows and readings: linearized at ``rows.x0``, as a native factor
         when the estimator never relinearizes, else a Python factor that knows that linearization."""
         error, [jacobian] = linearization = rows.linearization()
-        noise = self._noise(len(error))
+        noise, split = self._noise(len(error)), self._split
         if self.config.relinearize_threshold is None:
-            return linearized_factor(noise, X(step), rows.x0, error, jacobian)
+            return linearized_factor(noise, split.keys(step), split.split(rows.x0), error, split.columns(jacobian))
         function = freezable(rows.error_function(), self._freeze, (rows.x0, linearization))
-        return gtsam_factor(noise, [X(step)], function)
+        return gtsam_factor(noise, split.keys(step), split.function(function))
 
     def _late_factor(self, step: int, observations: list[Observation]) -> gtsam.CustomFactor:
         """The Python factor of the late readings of a step in the window."""
         rows = sum(o.term.sensor.dimension for o in observations)
         error = stacked_step_error(None, None, observations)
-        return gtsam_factor(self._noise(rows), [X(step)], freezable(error, self._freeze))
+        return gtsam_factor(self._noise(rows), self._split.keys(step),
+                            self._split.function(freezable(error, self._freeze)))
 
     def _draft_step(self, k: int) -> DraftStep:
         """Step k made ready (``DraftStep``): guessed by ``_predict`` from the states before it, which
@@ -413,10 +417,10 @@ class OnlineEstimator:
         for observation in self._pending.pop(k, []):
             rows.add(observation)
         if k == 0:
-            process = self._prior.factor([X(0)])
+            process = self._prior.factor([0])
         else:
             order = min(self.config.integrator_order, k + 1)
-            process = self._process[order].factor([X(j) for j in range(k + 1 - order, k + 1)])
+            process = self._process[order].factor(range(k + 1 - order, k + 1))
         return DraftStep(k, rows, process)
 
     def _prediction_matrices(self) -> dict[int, list[np.ndarray]]:
@@ -463,8 +467,9 @@ class OnlineEstimator:
             self._pending_count -= len(draft.rows.observations)
             graph.add(self._step_factor(k, draft.rows))
             graph.add(draft.process)
-            values.insert(X(k), draft.rows.x0)
-            stamps[X(k)] = float(k)
+            for key, value in zip(self._split.keys(k), self._split.split(draft.rows.x0)):
+                values.insert(key, value)
+                stamps[key] = float(k)
         for step, observations in self._late.items():
             graph.add(self._late_factor(step, observations))
         self._late = {}
@@ -472,7 +477,7 @@ class OnlineEstimator:
         newest = group[-1]
         oldest = max(0, min(group[0], newest + 1 - self.config.integrator_order))  # outputs, next prediction
         kept = range(oldest, newest + 1)
-        solved = self._smoother.update_for(graph, values, stamps, [X(j) for j in kept])
+        solved = self._solved(kept, self._smoother.update_for(graph, values, stamps, self._keys(kept)))
         self._track_step_factors(drafts, solver_recoveries)
         solved = self._relinearize(kept, solved)
         # the states kept (solved), and the guesses of any steps drafted beyond this update
@@ -518,13 +523,13 @@ class OnlineEstimator:
                 break
             graph, remove, moved = gtsam.NonlinearFactorGraph(), [], []
             for k, (rows, slot) in self._window.items():
-                x = self._smoother.estimate(X(k))
+                x = self._split.join([self._smoother.estimate(key) for key in self._split.keys(k)])
                 if rows.linearization_error(x) > tolerance:
                     moved.append((k, rows.at(x)))
                     remove.append(slot)
                     graph.add(self._step_factor(k, moved[-1][1]))
             recoveries = self._smoother.recoveries
-            solved = self._smoother.replace_factors(remove, graph, [X(j) for j in kept])
+            solved = self._solved(kept, self._smoother.replace_factors(remove, graph, self._keys(kept)))
             if self._smoother.recoveries > recoveries:
                 self._window = {}
                 break
@@ -532,6 +537,15 @@ class OnlineEstimator:
                 self._window[k] = (rows, slot)
             self._counters["relinearizations"] += 1
         return solved
+
+    def _keys(self, steps: range) -> list[int]:
+        """The keys of the states of ``steps``."""
+        return [key for k in steps for key in self._split.keys(k)]
+
+    def _solved(self, steps: range, vectors: list[np.ndarray]) -> list[np.ndarray]:
+        """The stacked states of ``steps`` from the estimates of their keys (``_keys``)."""
+        parts = self._split.parts
+        return [self._split.join(vectors[i:i + parts]) for i in range(0, len(vectors), parts)]
 
     def _load(self, share: float, steps: int) -> bool:
         """Degradation bookkeeping after an update of ``steps`` steps, ``share`` s each (module
@@ -569,6 +583,6 @@ class OnlineEstimator:
         forces = {name: float(v) for name, v in zip(self.config.unknown_forces, values)}
         sigma = None
         if self.config.publish_sigmas and self._level == 0:
-            std = np.sqrt(np.diag(self._smoother.marginal_covariance(X(k))))
+            std = np.sqrt(np.diag(self._smoother.marginal_covariance(X(k))))  # x without λ, its prefix
             sigma = {"q": std[:n], "qd": std[n:2 * n], "forces": std[layout.force]}
         return q, qd, qdd, forces, lam, sigma

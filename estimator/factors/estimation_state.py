@@ -1,6 +1,6 @@
 """The stacked state of the online estimator and its process-model factors.
 
-x_k = [q (n); q̇ (n); q̈ (n); λ (|S|); F (a); b (nb)]: λ on an independent subset S of the
+x_k = [q (n); q̇ (n); q̈ (n); F (a); b (nb); λ (|S|)]: λ on an independent subset S of the
 constraint rows (dynamics only), F the unknown actuator forces (dynamics only), b the biases of the
 sensors with ``bias_state`` (each sensor's d entries, in sensor order). One variable per step keeps
 GTSAM's bookkeeping small (estimator.factors.stacked_state); F and b ride in it, so their random
@@ -50,12 +50,8 @@ class EstimationLayout:
         return np.asarray(self.rows, int)
 
     @cached_property
-    def lam(self) -> slice:
-        return slice(3 * self.n, 3 * self.n + len(self.rows))
-
-    @cached_property
     def force(self) -> slice:
-        return slice(self.lam.stop, self.lam.stop + len(self.forces))
+        return slice(3 * self.n, 3 * self.n + len(self.forces))
 
     def bias_of(self, sensor: int) -> slice:
         """Columns of the bias of sensor number ``sensor``."""
@@ -63,12 +59,18 @@ class EstimationLayout:
         return slice(start, start + self.bias[sensor])
 
     @cached_property
+    def lam(self) -> slice:
+        """Last, so that the state without λ is a prefix (estimator.factors.state_split)."""
+        start = self.force.stop + sum(self.bias)
+        return slice(start, start + len(self.rows))
+
+    @cached_property
     def size(self) -> int:
-        return self.force.stop + sum(self.bias)
+        return self.lam.stop
 
     @property
     def stacked(self) -> StateLayout:
-        """The same state as a StateLayout (extra = λ, F, b) for the integrator lifting."""
+        """The same state as a StateLayout (extra = F, b, λ) for the integrator lifting."""
         return StateLayout(self.n, self.size - 3 * self.n)
 
 
@@ -84,7 +86,8 @@ def dynamics_rows(mech: Mechanism, layout: EstimationLayout, selection: np.ndarr
     if not jac:
         return error, None
     jacobian = np.zeros((error.shape[0], layout.size))
-    jacobian[:, :layout.lam.stop] = np.concatenate(blocks, axis=1)
+    jacobian[:, :3 * n] = np.concatenate(blocks[:3], axis=1)
+    jacobian[:, layout.lam] = blocks[3]
     jacobian[dyn, layout.force] = -selection
     return error, jacobian
 

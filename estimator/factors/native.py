@@ -28,10 +28,21 @@ class LinearRelation:
 
     def __init__(self, noise: gtsam.noiseModel.Diagonal, sizes: Sequence[int], fn: ErrorFunction) -> None:
         error, jacobians = fn(*[np.zeros(size) for size in sizes], jac=True)
-        self.noise, self.sizes = noise, tuple(sizes)
-        self.blocks = [np.array(block, float) for block in jacobians]
-        self.rhs = -np.asarray(error, float)
-        self._zeros = [np.zeros(size) for size in sizes]
+        self._set(noise, jacobians, -np.asarray(error, float))
+
+    def _set(self, noise: gtsam.noiseModel.Diagonal, blocks: Sequence[np.ndarray], rhs: np.ndarray) -> None:
+        self.noise, self.rhs = noise, rhs
+        self.blocks = [np.array(block, float) for block in blocks]
+        self.sizes = tuple(block.shape[1] for block in self.blocks)
+        self._zeros = [np.zeros(size) for size in self.sizes]
+
+    @classmethod
+    def of_blocks(cls, noise: gtsam.noiseModel.Diagonal, blocks: Sequence[np.ndarray],
+                  rhs: np.ndarray) -> LinearRelation:
+        """The relation Σ_i A_i x_i − b with A_i = ``blocks`` and b = ``rhs``."""
+        relation = cls.__new__(cls)
+        relation._set(noise, blocks, np.asarray(rhs, float))
+        return relation
 
     def factor(self, keys: Sequence[int]) -> gtsam.LinearContainerFactor:
         """The native factor on the variables ``keys``."""
@@ -47,13 +58,16 @@ class LinearRelation:
         return gtsam.LinearContainerFactor(linear, origin)
 
 
-def linearized_factor(noise: gtsam.noiseModel.Base, key: int, x0: np.ndarray, error: np.ndarray,
-                      jacobian: np.ndarray) -> gtsam.LinearContainerFactor:
-    """e(x) ≈ e0 + J (x − x0) on one vector variable, linearized once at x0: the native factor of a
-    nonlinear error function that is never relinearized (e0 = ``error``, J = ``jacobian`` at x0)."""
+def linearized_factor(noise: gtsam.noiseModel.Base, keys: Sequence[int], points: Sequence[np.ndarray],
+                      error: np.ndarray, blocks: Sequence[np.ndarray]) -> gtsam.LinearContainerFactor:
+    """e(x) ≈ e0 + Σ_i J_i (x_i − x0_i) on vector variables ``keys``, linearized once at ``points`` (x0_i):
+    the native factor of a nonlinear error function that is never relinearized (e0 = ``error``,
+    J_i = ``blocks``)."""
     point = gtsam.Values()
-    point.insert(int(key), x0)
-    return gtsam.LinearContainerFactor(gtsam.JacobianFactor(int(key), jacobian, -error, noise), point)
+    for key, x0 in zip(keys, points):
+        point.insert(int(key), x0)
+    pairs = [v for key, block in zip(keys, blocks) for v in (int(key), block)]
+    return gtsam.LinearContainerFactor(gtsam.JacobianFactor(*pairs, -error, noise), point)
 
 
 def native_linear_factor(noise: gtsam.noiseModel.Diagonal, keys: Sequence[int], sizes: Sequence[int],

@@ -92,9 +92,11 @@ def test_the_prediction_satisfies_the_process_relation(order: int) -> None:
     est = estimator(dataclasses.replace(CONFIG, integrator_order=order))
     rng = np.random.default_rng(3)
     est._states = {j: rng.normal(size=est.layout.size) for j in range(4)}
-    relation = est._process[order]
+    split = est._process[order]  # a SplitRelation: on the variables of each state that it involves
     states = [est._states[j] for j in range(4 - order, 3)] + [est._predict(3)]
-    residual = sum(block @ x for block, x in zip(relation.blocks, states)) - relation.rhs
+    parts = [part for x in states for part in est._split.split(x)]
+    used = [part for part, involved in zip(parts, split.used) if involved]
+    residual = sum(block @ x for block, x in zip(split.relation.blocks, used)) - split.relation.rhs
     assert np.max(np.abs(residual)) < 1e-12
 
 

@@ -37,7 +37,7 @@ def test_native_factor_error_matches_its_error_function(count: int) -> None:
 def test_linearized_factor_is_the_first_order_expansion_about_its_point() -> None:
     rng = np.random.default_rng(7)
     x0, e0, jacobian = rng.normal(size=3), rng.normal(size=5), rng.normal(size=(5, 3))
-    factor = linearized_factor(gtsam.noiseModel.Unit.Create(5), X(0), x0, e0, jacobian)
+    factor = linearized_factor(gtsam.noiseModel.Unit.Create(5), [X(0)], [x0], e0, [jacobian])
     x = x0 + 0.1 * rng.normal(size=3)
     values = gtsam.Values()
     values.insert(X(0), x)
