@@ -154,14 +154,13 @@ def update_durations(path: str | Path, estimates: Sequence[dict[str, Any]]) -> l
 
 def take_input(path: str | Path, intake: Intake, kind: str, body: dict[str, Any]) -> list[Any]:
     """One input record through the node's path: a reading map to ``handle``, a raw message's bytes
-    to ``receive``, a reset to ``reset``; the estimates it completed."""
+    to ``receive``, a reset to ``reset`` (the steps due before it); the estimates it completed."""
     if kind == "reading":
         return intake.handle(body)
     if kind == "raw":
         return intake.receive(body["data"])
     if body["command"] == "reset":
-        intake.reset()
-        return []
+        return intake.reset()
     raise MbstateError(f"{path}: a control command this reader cannot replay: {body['command']!r}")
 
 

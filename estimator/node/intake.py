@@ -171,14 +171,17 @@ class Intake:
         self.counters.malformed[reason] += 1
         self.throttle.warn(f"malformed {reason}", text)
 
-    def reset(self) -> None:
+    def reset(self) -> list[Any]:
         """Forget every reading (the ``reset`` command): estimator, per-sensor stamps, newest stamp;
-        recorded as a ``control`` record, for replay."""
+        recorded as a ``control`` record, for replay. The steps already due are estimated first
+        (``finish``, also those a coalescing estimator held back) and returned."""
+        estimates = self.finish()
         if self.log is not None:
             self.log.write("control", {"command": "reset"})
         self.estimator.reset()
         self.tracks = {name: SensorTrack() for name in self.dimensions}
         self.newest = None
+        return estimates
 
     def status(self, period: float) -> dict[str, Any]:
         """The status fields this side knows (see estimator.node.publishing); ``period`` [s] since the

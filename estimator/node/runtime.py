@@ -179,7 +179,7 @@ class Node:
         else:
             reply = {"ok": True, "command": command}
             if command == "reset":
-                self.intake.reset()
+                self._publish(self.intake.reset())
             else:
                 self.stop()
             LOGGER.info("node: %s requested", command)

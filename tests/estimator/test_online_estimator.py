@@ -18,6 +18,7 @@ from estimator.factors.estimation_state import dynamics_rows, kinematic_rows
 from estimator.factors.keys import X
 from estimator.factors.frozen import FreezeSwitch, freezable
 from estimator.factors.observation_stack import LinearizedStep, Observation, observation_rows, stacked_step_error
+from estimator.node.intake import Intake
 from estimator.online_config import EstimatorConfig
 from estimator.online_estimator import FixedClock, OnlineEstimator
 from sensors.messages import Reading
@@ -465,3 +466,19 @@ def test_publish_sigmas_gives_marginal_standard_deviations() -> None:
     sigma = out[-1].sigma
     assert sigma is not None and set(sigma) == {"q", "qd", "forces"}
     assert 0.0 < sigma["q"][4] < 1e-3 and 0.0 < sigma["forces"][0] < 10.0
+
+
+def test_a_reset_first_estimates_the_steps_a_coalesced_update_still_waits_for() -> None:
+    """The node's reset (Intake.reset) forgets the readings only after the due steps are out: while
+    coalescing 4 steps, the 1–3 steps held back for a full group are returned, none is lost."""
+    mech, sensors, _, readings = case()
+    est = estimator(dataclasses.replace(CONFIG, max_coalesce=4), FixedClock(3.5e-3))
+    intake = Intake(est, sensors.dimensions(), max_future_s=1.0, budget_s=1e-3)
+    out: list = []
+    for reading in readings:
+        out += intake.handle(reading.to_map())
+        due = int(np.floor((reading.t - out[0].t) / CONFIG.dt - CONFIG.delay_steps + 1e-9)) if out else -1
+        if est.counters["level"] == 4 and due > out[-1].step:
+            break
+    held = intake.reset()
+    assert [e.step for e in out + held] == list(range(due + 1)) and not est.started
