@@ -477,7 +477,7 @@ class OnlineEstimator:
         newest = group[-1]
         oldest = max(0, min(group[0], newest + 1 - self.config.integrator_order))  # outputs, next prediction
         kept = range(oldest, newest + 1)
-        solved = self._solved(kept, self._smoother.update_for(graph, values, stamps, self._keys(kept)))
+        solved = self._solved(self._smoother.update_for(graph, values, stamps, self._keys(kept)))
         self._track_step_factors(drafts, solver_recoveries)
         solved = self._relinearize(kept, solved)
         # the states kept (solved), and the guesses of any steps drafted beyond this update
@@ -529,7 +529,7 @@ class OnlineEstimator:
                     remove.append(slot)
                     graph.add(self._step_factor(k, moved[-1][1]))
             recoveries = self._smoother.recoveries
-            solved = self._solved(kept, self._smoother.replace_factors(remove, graph, self._keys(kept)))
+            solved = self._solved(self._smoother.replace_factors(remove, graph, self._keys(kept)))
             if self._smoother.recoveries > recoveries:
                 self._window = {}
                 break
@@ -542,8 +542,8 @@ class OnlineEstimator:
         """The keys of the states of ``steps``."""
         return [key for k in steps for key in self._split.keys(k)]
 
-    def _solved(self, steps: range, vectors: list[np.ndarray]) -> list[np.ndarray]:
-        """The stacked states of ``steps`` from the estimates of their keys (``_keys``)."""
+    def _solved(self, vectors: list[np.ndarray]) -> list[np.ndarray]:
+        """The stacked states from the estimates of their keys, in the order of ``_keys``."""
         parts = self._split.parts
         return [self._split.join(vectors[i:i + parts]) for i in range(0, len(vectors), parts)]
 

@@ -189,8 +189,7 @@ def initial_state(mech: Mechanism, layout: EstimationLayout, readings: Mapping[s
         force_coordinates = [mech.actuators[j].coordinate for j in layout.forces]
         lam, forces, _ = multipliers_and_drive_forces(jacobian, rhs, force_coordinates)
         # F is linear in q̈ through rhs = Q − M q̈: its covariance is G C Gᵀ with G = ∂F/∂q̈
-        gradient = np.stack([multipliers_and_drive_forces(jacobian, -mech.arrays.mass[:, j], force_coordinates)[1]
-                             for j in range(n)], axis=1)
+        gradient = multipliers_and_drive_forces(jacobian, -mech.arrays.mass, force_coordinates)[1]  # column j: q̈_j
         force_sigmas = np.sqrt(np.diag(gradient @ covariance @ gradient.T))
         x[layout.force] = forces
     else:
