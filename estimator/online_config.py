@@ -51,6 +51,13 @@ class EstimatorConfig:
       nearly every step (the five-bar with encoders) and, linearized once, drove the window unstable.
       The defaults keep that error within the rows' σ at the encoder and IMU rates of the examples. ``integrator_sigma`` [m, m/s]:
       σ of the integrator rows (q/q̇ and q̇/q̈), at least their truncation error.
+      ``acceleration_noise`` [m/s²/√Hz, rad/s²/√Hz]: density A of a white generalized acceleration
+      that the model does not explain (model error: masses, gravity, friction, discretization), the
+      process noise. Over a step h of the trapezoidal rule it leaves the velocity row a residual of
+      variance A² h and the position row one of A² h³/12, uncorrelated (∫ of the white noise and its
+      integral over the step); these are the rows' σ (with ``integrator_sigma`` as a floor). Without
+      it the window trusts the discrete model exactly and, with a weak sensor, drifts away from the
+      readings. 0: the model is exact.
     Start-up (estimator.online_startup)
       ``startup_span`` [s]: the readings of this much sensor time from the first one are fitted for the
       start state at the middle of the span, t0 (encoders: value, rate and acceleration); the grid starts
@@ -59,7 +66,9 @@ class EstimatorConfig:
       {name: value} held while the mechanism file's configuration is assembled into the anchor q_a that
       the start-up solution starts from (and stays on the branch of); without absolute sensors the start
       is q_a. ``position_sigma`` [m, rad], ``velocity_sigma`` [m/s, rad/s]: σ of the start prior on q
-      and q̇, centred on the start-up solution (q̈ and λ get ``free_sigma``, loose).
+      and q̇, centred on the start-up solution (q̈ and λ get ``free_sigma``, loose). When the
+      position sensors do not fix every degree of freedom at t0 (rank of [Φq; ∂h/∂q] below n: rate
+      sensors only), the start is a guess and its prior on q has ``guess_sigma`` [m, rad] instead.
     Solver
       ``relinearize_threshold``: null (default) — never relinearize: each step's factor is linearized
       once, at the step's prediction, and added as a native linear factor (no Python callback in
@@ -91,6 +100,7 @@ class EstimatorConfig:
     force_sigma: float = 100.0
     dynamics: bool = True
     dynamics_sigma: float = 1e-3
+    acceleration_noise: float = 0.3
     jerk_random_walk: float = 10.0
     constraint_sigma: float = 1e-5
     velocity_constraint_sigma: float = 3e-4
@@ -100,6 +110,7 @@ class EstimatorConfig:
     startup_span: float = 0.05
     initial_state: tuple[tuple[str, float], ...] = ()
     position_sigma: float = 1e-2
+    guess_sigma: float = 0.3
     velocity_sigma: float = 1.0
     free_sigma: float = 1e3
     relinearize_threshold: float | None = None
@@ -116,7 +127,7 @@ class EstimatorConfig:
     def __post_init__(self) -> None:
         positive = ("rate", "force_random_walk", "force_sigma", "dynamics_sigma", "jerk_random_walk",
                     "constraint_sigma", "velocity_constraint_sigma", "acceleration_constraint_sigma", "integrator_sigma",
-                    "startup_timeout", "position_sigma", "velocity_sigma",
+                    "startup_timeout", "position_sigma", "guess_sigma", "velocity_sigma",
                     "free_sigma", "latency_budget_ms", "linearization_tolerance")
         for name in positive:
             if not getattr(self, name) > 0.0:

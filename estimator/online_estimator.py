@@ -111,7 +111,7 @@ from estimator.forces import generalized_forces
 from estimator.model import Mechanism
 from estimator.observability import ObservabilityReport, observability
 from estimator.online_config import EstimatorConfig
-from estimator.online_startup import initial_state, start_anchor
+from estimator.online_startup import determines_position, initial_state, position_motions, start_anchor
 from estimator.smoother import FixedLagSmoother, SmootherOptions
 from sensors.config import SensorSet
 from sensors.messages import Reading
@@ -225,7 +225,9 @@ class OnlineEstimator:
         if not config.dynamics:
             n = layout.n
             walks.append((slice(2 * n, 3 * n), config.jerk_random_walk * np.sqrt(h)))
-        return {p: self._split.relation(process_relation(layout, h, p, config.integrator_sigma, walks))
+        floor, noise = config.integrator_sigma, config.acceleration_noise
+        sigmas = (float(np.hypot(floor, noise * h ** 1.5 / np.sqrt(12.0))), float(np.hypot(floor, noise * np.sqrt(h))))
+        return {p: self._split.relation(process_relation(layout, h, p, sigmas, walks))
                 for p in range(2, config.integrator_order + 1)}
 
     # ---- interface ------------------------------------------------------------------------------
@@ -356,6 +358,9 @@ class OnlineEstimator:
         x0, force_sigmas = initial_state(self.mech, self.layout, by_sensor, self._terms, t0, self._assembled)
         sigmas = self._prior_sigmas()
         sigmas[self.layout.force] = np.minimum(sigmas[self.layout.force], force_sigmas)
+        motions = position_motions(by_sensor, self._terms, t0)
+        if not determines_position(self.mech, x0[:self.layout.n], motions, self._terms):
+            sigmas[:self.layout.n] = self.config.guess_sigma
         self._prior = self._split.relation(prior_relation(self.layout, x0, sigmas))
         self.observability = observability(self.mech, self.sensors, self.layout, self.config, x0)
         if not self.observability.observable:
@@ -518,9 +523,6 @@ class OnlineEstimator:
         and update again; repeated at most ``max_relinearizations`` times. The estimates of ``kept``."""
         tolerance = self.config.linearization_tolerance
         for _ in range(self.config.max_relinearizations):
-            newest = self._window.get(kept[-1])
-            if newest is None or newest[0].linearization_error(solved[-1]) <= tolerance:
-                break
             graph, remove, moved = gtsam.NonlinearFactorGraph(), [], []
             for k, (rows, slot) in self._window.items():
                 x = self._split.join([self._smoother.estimate(key) for key in self._split.keys(k)])
@@ -528,6 +530,8 @@ class OnlineEstimator:
                     moved.append((k, rows.at(x)))
                     remove.append(slot)
                     graph.add(self._step_factor(k, moved[-1][1]))
+            if not moved:
+                break
             recoveries = self._smoother.recoveries
             solved = self._solved(self._smoother.replace_factors(remove, graph, self._keys(kept)))
             if self._smoother.recoveries > recoveries:

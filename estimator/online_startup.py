@@ -167,6 +167,14 @@ def initial_acceleration(mech: Mechanism, q: np.ndarray, qd: np.ndarray, guess: 
     return _rows(rows), _covariance(rows)
 
 
+def determines_position(mech: Mechanism, q: np.ndarray, motions: Mapping[str, Motion],
+                        terms: Mapping[str, SensorTerm]) -> bool:
+    """Whether the position sensors' gradients span every degree of freedom at q: rank of
+    [Φq; ∂h/∂q] equal to n (else the start is a guess: the anchor)."""
+    rows = [constraint_jacobian(mech, q)] + [terms[name].sensor.measurement(q, jac=True)[1][0] for name in motions]
+    return int(np.linalg.matrix_rank(np.vstack(rows))) == mech.n
+
+
 def initial_state(mech: Mechanism, layout: EstimationLayout, readings: Mapping[str, list[Reading]],
                   terms: Mapping[str, SensorTerm], t0: float, anchor: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The stacked state x at t0 (module docstring), ``anchor``: q_a, assembled; and the standard

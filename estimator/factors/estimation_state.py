@@ -114,10 +114,10 @@ def kinematic_rows(mech: Mechanism, rows: np.ndarray, layout: EstimationLayout, 
     return error, jacobian
 
 
-def process_relation(layout: EstimationLayout, dt: float, order: int, integrator_sigma: float,
+def process_relation(layout: EstimationLayout, dt: float, order: int, integrator_sigmas: tuple[float, float],
                      walks: Sequence[tuple[slice, float]]) -> LinearRelation:
-    """The native factor between x_{k+1−p} … x_k: Adams-Moulton rows (σ ``integrator_sigma``) and
-    random walks x_k[s] − x_{k−1}[s] with per-step σ for each (slice s, σ) of ``walks``."""
+    """The native factor between x_{k+1−p} … x_k: Adams-Moulton rows of q and q̇ (σ ``integrator_sigmas``,
+    one for each) and random walks x_k[s] − x_{k−1}[s] with per-step σ for each (slice s, σ) of ``walks``."""
     integrator = integrator_on_states(layout.stacked, partial(adams_moulton_error, order, dt), order)
     columns = [np.arange(s.start, s.stop) for s, _ in walks]
     picked = np.concatenate(columns) if columns else np.zeros(0, int)
@@ -134,7 +134,7 @@ def process_relation(layout: EstimationLayout, dt: float, order: int, integrator
             blocks[-1][-len(picked):] += pick
         return e, blocks
 
-    sigmas = np.concatenate([np.full(2 * layout.n, integrator_sigma)]
+    sigmas = np.concatenate([np.repeat(integrator_sigmas, layout.n)]
                             + [np.full(s.stop - s.start, sigma) for s, sigma in walks])
     return LinearRelation(gtsam.noiseModel.Diagonal.Sigmas(sigmas), [layout.size] * order, error)
 
