@@ -215,6 +215,7 @@ class LogFollower:
         self.ended = False
         self.count = 0  # records read, the header included
         self.offset = 0  # bytes read
+        self.position = 0  # where the last complete record ends
         self._buffer, self._base = b"", 0  # unparsed bytes and their offset in the file
         self._unpacker: msgpack.Unpacker | None = None
 
@@ -279,7 +280,7 @@ class LogFollower:
                 record = msgpack.unpackb(payload, raw=False, strict_map_key=False)
             except UNPACK_ERRORS as exc:
                 raise self._corrupt(offset, f"undecodable ({type(exc).__name__})") from None
-            pos = end
+            pos, self.position = end, self._base + end
             if (found := self._accept(record, offset)) is not None:
                 yield found
         self._buffer, self._base = bytes(view[pos:]), self._base + pos
@@ -296,6 +297,7 @@ class LogFollower:
                     break
                 except UNPACK_ERRORS as exc:
                     raise self._corrupt(offset, f"undecodable ({type(exc).__name__})") from None
+                self.position = self._unpacker.tell()
                 if (found := self._accept(record, offset)) is not None:
                     yield found
 
@@ -411,6 +413,7 @@ class LogStream:
 
     @property
     def done_bytes(self) -> int:
+        """Bytes of the stream read up to the end of the last record yielded (the whole stream at its end)."""
         return self.integrity.bytes
 
     def __iter__(self) -> Iterator[Record]:
@@ -423,7 +426,7 @@ class LogStream:
             done = self.integrity.bytes
             for kind, body in pending:
                 self.integrity.counts[kind] = self.integrity.counts.get(kind, 0) + 1
-                self.integrity.bytes = done + follower.offset
+                self.integrity.bytes = done + follower.position
                 yield kind, body
             self.integrity.bytes = done + follower.offset
             if follower.header is None:
