@@ -60,7 +60,11 @@ class CsvWriter:
 
     def write(self, trajectory: Trajectory) -> None:
         """Append the rows of ``trajectory`` (the header first, with the first part)."""
-        header, data = trajectory.columns()
+        self.write_rows(*trajectory.columns())
+
+    def write_rows(self, header: list[str], data: np.ndarray) -> None:
+        """Append the rows of ``data`` under the columns ``header`` (other series than states: a
+        sensor's readings)."""
         if self.header is None:
             self.header = header
             self._stream.write(",".join(header) + "\n")

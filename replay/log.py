@@ -256,7 +256,7 @@ class LogFollower:
                 self._unpacker = msgpack.Unpacker(raw=False, strict_map_key=False)
                 data, self._buffer = self._buffer, b""
             else:
-                raise MbstateError(f"{self.path}: not an mbstate log (no header record)")
+                raise MbstateError(f"{self.path}: not an mbstate log (no header record at byte 0)")
         if self._unpacker is not None:
             yield from self._unframed(data)
         else:
@@ -312,7 +312,7 @@ class LogFollower:
         self.count += 1
         if self.header is None:
             if kind != "header" or body.get("format") != FORMAT:
-                raise MbstateError(f"{self.path}: not an mbstate log (no header record)")
+                raise MbstateError(f"{self.path}: not an mbstate log (no header record at byte 0)")
             version = body.get("version")
             if version not in READABLE_VERSIONS or (version == 3) != self.checked:
                 raise MbstateError(f"{self.path}: log format version {version!r}, this reader knows "
@@ -389,8 +389,8 @@ class Integrity:
 class LogStream:
     """The records of one or more log files (``log_files``) as one stream: ``header`` is the first
     file's header, read on construction; iterating yields every other record (kind, body) in order,
-    in constant memory; ``integrity`` fills in as it goes; ``warn`` gets each warning line (a
-    crash's damage, an old version's lack of checksums)."""
+    in constant memory; ``integrity`` fills in as it goes; ``warn`` gets each warning line
+    (``warning: …``: a crash's damage, an old version's lack of checksums)."""
 
     def __init__(self, paths: str | Path | Sequence[str | Path], warn: Warn = lambda line: None) -> None:
         self.files = log_files([paths] if isinstance(paths, (str, Path)) else paths)
@@ -401,7 +401,7 @@ class LogStream:
         self._pending = self._first.records()
         self._head = next(self._pending, None)
         if self._head is None and self._first.header is None:
-            raise MbstateError(f"{self.files[0]}: not an mbstate log (no header record)")
+            raise MbstateError(f"{self.files[0]}: not an mbstate log (no header record at byte 0)")
         assert self._first.header is not None
         self.header = self._first.header
 
@@ -430,7 +430,7 @@ class LogStream:
                 yield kind, body
             self.integrity.bytes = done + follower.offset
             if follower.header is None:
-                raise MbstateError(f"{path}: not an mbstate log (no header record)")
+                raise MbstateError(f"{path}: not an mbstate log (no header record at byte 0)")
             self._file_done(follower, number == len(self.files) - 1, previous)
             previous = follower.header
 
@@ -461,9 +461,9 @@ class LogStream:
             self._warning(f"{path}: {' and '.join(damage)} (the writer crashed or is still writing); "
                           f"read {follower.count} complete records")
 
-    def _warning(self, line: str) -> None:
-        self.integrity.warnings.append(line)
-        self.warn(line)
+    def _warning(self, text: str) -> None:
+        self.integrity.warnings.append(f"warning: {text}")
+        self.warn(f"warning: {text}")
 
     def inputs(self) -> Iterator[Record]:
         """The node's input records (``INPUTS``) in order."""

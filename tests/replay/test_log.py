@@ -184,7 +184,7 @@ def test_a_version_1_log_is_read_with_a_note(tmp_path) -> None:
     assert log.readings == [{"sensor": "g", "t": 0.0, "seq": 0, "value": 1.0}] and log.inputs[0][0] == "reading"
     warnings = []
     list(LogStream(path, warnings.append))
-    assert warnings == [f"{path}: log format version 1, without checksums: its integrity cannot be checked"]
+    assert warnings == [f"warning: {path}: log format version 1, without checksums: its integrity cannot be checked"]
 
 
 def test_a_version_2_log_is_streamed(tmp_path, monkeypatch) -> None:
