@@ -230,3 +230,4 @@ def test_unreadable_paths(tmp_path) -> None:
         read_log(tmp_path / "dir")
     with pytest.raises(MbstateError, match="cannot write"):
         LogWriter(tmp_path / "dir", {})
+
