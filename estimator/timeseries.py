@@ -45,14 +45,50 @@ class Trajectory:
         return header, np.hstack(blocks)
 
 
+class CsvWriter:
+    """A CSV written in parts, for runs too long to hold whole: the first part's columns make the
+    header line, every later part must have the same columns (full double precision). Use as a
+    context manager."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path, self.header = path, None
+        try:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            self._stream = open(path, "w", encoding="utf-8")
+        except OSError as exc:
+            raise MbstateError(f"{path}: cannot write ({exc.strerror})") from None
+
+    def write(self, trajectory: Trajectory) -> None:
+        """Append the rows of ``trajectory`` (the header first, with the first part)."""
+        self.write_rows(*trajectory.columns())
+
+    def write_rows(self, header: list[str], data: np.ndarray) -> None:
+        """Append the rows of ``data`` under the columns ``header`` (other series than states: a
+        sensor's readings)."""
+        if self.header is None:
+            self.header = header
+            self._stream.write(",".join(header) + "\n")
+        elif header != self.header:
+            raise MbstateError(f"{self.path}: columns changed from {','.join(self.header)} to {','.join(header)}")
+        try:
+            np.savetxt(self._stream, data, delimiter=",", fmt="%.17g")
+        except OSError as exc:
+            raise MbstateError(f"{self.path}: cannot write ({exc.strerror})") from None
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def __enter__(self) -> CsvWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def write_csv(path: str | Path, trajectory: Trajectory) -> None:
     """Write a trajectory as CSV with a header line (full double precision)."""
-    header, data = trajectory.columns()
-    try:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        np.savetxt(path, data, delimiter=",", header=",".join(header), comments="", fmt="%.17g")
-    except OSError as exc:
-        raise MbstateError(f"{path}: cannot write ({exc.strerror})") from None
+    with CsvWriter(path) as writer:
+        writer.write(trajectory)
 
 
 def read_csv(path: str | Path) -> Trajectory:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 
@@ -18,12 +18,13 @@ def stamp(message: Any) -> float | None:
     return float(t) if ok else None
 
 
-def paced(messages: Iterable[Any], speed: float = 1.0, stop: threading.Event | None = None) -> Iterator[Any]:
-    """Yield ``messages`` in order, each no earlier than its time (see the module docstring); ends early
-    when ``stop`` is set. Stamps that go back release their message at once."""
+def paced(messages: Iterable[Any], speed: float = 1.0, stop: threading.Event | None = None,
+          stamp_of: Callable[[Any], float | None] = stamp) -> Iterator[Any]:
+    """Yield ``messages`` in order, each no earlier than its time ``stamp_of(message)`` (see the module
+    docstring); ends early when ``stop`` is set. Stamps that go back release their message at once."""
     start, first = time.monotonic(), None
     for message in messages:
-        t = stamp(message)
+        t = stamp_of(message)
         if t is not None:
             first = t if first is None else first
             delay = start + (t - first) / speed - time.monotonic()

@@ -12,7 +12,7 @@ before it (replay.node_control), so it takes effect at its recorded place.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ import msgpack
 import zmq
 
 from estimator.errors import MbstateError
-from replay.log import read_log
+from replay.log import LogStream
 from replay.node_control import NodeControl
 from replay.pacing import paced
 
@@ -54,23 +54,24 @@ class Command:
 def publish(messages: Iterable[Any], endpoint: str, speed: float | None = 1.0,
             stop: threading.Event | None = None, wait_s: float = 5.0, control: str | None = None) -> int:
     """Send ``messages`` (msgpack-encoded; bytes as they are) to ``endpoint`` at ``speed`` times real
-    time by their stamps (None: as fast as possible), and each ``Command`` among them to the node's
-    ``control`` endpoint (module docstring; this publisher must then be the node's only input);
-    returns how many messages were sent. ``stop`` ends it early. MbstateError: no node, or a command
-    that cannot be carried out in its place."""
-    messages = list(messages)
-    has_commands = any(isinstance(m, Command) for m in messages)
-    if has_commands and control is None:
-        raise MbstateError("the messages hold commands for the node (a log's resets), but no control endpoint "
-                           "was given")
+    time by their stamps (None: as fast as possible), one by one as the iterable gives them, and each
+    ``Command`` among them to the node's ``control`` endpoint (module docstring; this publisher
+    must then be the node's only input). The messages are not looked at ahead (a log streams), so
+    with ``control`` given the node's count of received messages is asked for before the first
+    message, whether a command comes or not; returns how many messages were sent. ``stop`` ends it
+    early. MbstateError: no node, no reply from ``control``, or a command that cannot be carried
+    out in its place."""
     context = zmq.Context()
     try:
         socket = connect_publisher(context, endpoint, wait_s)
-        node = NodeControl(context, control, wait_s) if has_commands else None
+        node = NodeControl(context, control, wait_s) if control is not None else None
         first = _received(node) if node else 0  # before this publisher's messages
         sent = 0
         for message in paced(messages, speed, stop) if speed else messages:
             if isinstance(message, Command):
+                if node is None:
+                    raise MbstateError("the messages hold commands for the node (a log's resets), but no control "
+                                       "endpoint was given")
                 _carry_out(node, message.name, first + sent, stop)
             else:
                 socket.send(message if isinstance(message, bytes) else msgpack.packb(message, use_bin_type=True))
@@ -107,8 +108,15 @@ def _carry_out(node: NodeControl, command: str, count: int, stop: threading.Even
         raise MbstateError(f"the node at {node.endpoint} did not carry out '{command}' (reply: {reply})")
 
 
-def log_messages(path: str | Path) -> list[Any]:
-    """The messages a log recorded, in order: reading maps, the bytes of raw records and a ``Command``
-    for each control record."""
-    return [body if kind == "reading" else body["data"] if kind == "raw" else Command(body["command"])
-            for kind, body in read_log(path).inputs]
+def log_messages(paths: str | Path | Sequence[str | Path], warn: Callable[[str], None] = lambda line: None
+                 ) -> Iterator[Any]:
+    """The messages a log (or a stream of logs, replay.log) recorded, in order, read as they are sent:
+    reading maps, the bytes of raw records and a ``Command`` for each control record; ``warn`` gets
+    the reading's warnings."""
+    for kind, body in LogStream(paths, warn).inputs():
+        yield body if kind == "reading" else body["data"] if kind == "raw" else Command(body["command"])
+
+
+def has_commands(paths: str | Path | Sequence[str | Path]) -> bool:
+    """Whether a log (or stream of logs) holds control records: a pass over it, record by record."""
+    return any(kind == "control" for kind, _ in LogStream(paths))

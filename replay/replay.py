@@ -26,7 +26,7 @@ Before any input, the log's header is checked against the configuration
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,8 +41,8 @@ from estimator.node.intake import EstimatorFactory, Intake, intake_for, online_e
 from estimator.node.recorded_for import check_recorded_for, shortened
 from estimator.node.stats import LatencyWindow
 from estimator.timeseries import Trajectory
-from replay.log import read_log
-from replay.pacing import paced
+from replay.log import LogStream, Record
+from replay.pacing import paced, stamp
 
 Progress = Callable[[int, int], None]
 
@@ -55,41 +55,72 @@ class ReplayResult:
     status: dict[str, Any]
 
 
-def replay(path: str | Path, config: NodeConfig, estimator_factory: EstimatorFactory = online_estimator,
-           realtime: bool = False, progress: Progress | None = None, as_recorded: bool = False,
-           note: Callable[[str], None] = lambda line: None) -> ReplayResult:
+def replay(paths: str | Path | Sequence[str | Path], config: NodeConfig,
+           estimator_factory: EstimatorFactory = online_estimator, realtime: bool = False,
+           progress: Progress | None = None, as_recorded: bool = False,
+           note: Callable[[str], None] = lambda line: None,
+           sink: Callable[[list[Any]], None] | None = None) -> ReplayResult:
     """Run the log's input (readings, raw messages, resets) through a fresh estimator, then ``finish``;
     the clock by the module docstring (``realtime``: also at the pace of the readings' stamps).
-    ``progress(done, total)`` is called after each input record, ``note(line)`` with each note of
-    the header's check."""
-    log = read_log(path)
-    notes = check_recorded_for(path, log.header, config)
-    check_readings(path, log.readings, config)
-    for line in notes:
+    ``paths``: a log, or several files and folders read as one stream (replay.log), in constant
+    memory. ``progress(done, total)`` [bytes of the stream] is called after each input record,
+    ``note(line)`` with each note of the header's check and each warning of the reading (a crash's
+    damage, an old log without checksums). ``sink(estimates)``, when given, takes the estimates as
+    they come and the result keeps none (a long log's estimates need not fit in memory)."""
+    stream = LogStream(paths, note)
+    for line in check_recorded_for(stream.name, stream.header, config):
         note(line)
-    inputs = log.inputs
-    clock: Callable[[], float] = (RecordedClock(update_durations(path, log.estimates)) if as_recorded
+    clock: Callable[[], float] = (RecordedClock(update_durations(stream.name, LogStream(paths))) if as_recorded
                                   else time.perf_counter if realtime else MeasuredFixedClock())
     intake = intake_for(config, estimator_factory(config, clock))
+    kept: list[Any] = []
+    take = sink or kept.extend
+    sensors = ReadingSensors()
     started = time.monotonic()
     with steady_collection():
-        estimates = list(feed(path, intake, inputs, realtime, progress))
-        estimates += intake.finish()
+        inputs = sensors.seen(stream.inputs())
+        if progress is not None:
+            inputs = _reported(inputs, stream, progress)
+        for estimate in feed(stream.name, intake, inputs, realtime):
+            take([estimate])
+        take(intake.finish())
+    sensors.check(stream.name, config)
     status = intake.status(time.monotonic() - started)
     if isinstance(clock, MeasuredFixedClock):
         status["latency_ms"] = clock.latency.summary_ms()
-    return ReplayResult(estimates=estimates, status=status)
+    return ReplayResult(estimates=kept, status=status)
 
 
-def check_readings(path: str | Path, readings: Sequence[dict[str, Any]], config: NodeConfig) -> None:
-    """MbstateError when the log has readings and none is from a sensor of ``config`` (a log of other
-    sensors would replay to no estimate at all)."""
-    recorded = {r["sensor"] for r in readings if isinstance(r.get("sensor"), str)}
-    configured = config.sensors.dimensions()
-    if recorded and not recorded & set(configured):
-        raise MbstateError(f"{path}: none of its {len(readings)} readings is from a sensor of the configuration "
-                           f"(the log's: {shortened(sorted(recorded))}; the configuration's: "
-                           f"{shortened(list(configured))})")
+def _reported(inputs: Iterable[Record], stream: LogStream, progress: Progress) -> Iterator[Record]:
+    for record in inputs:
+        yield record
+        progress(stream.done_bytes, stream.total_bytes)
+    progress(stream.done_bytes, stream.total_bytes)
+
+
+class ReadingSensors:
+    """The sensor ids of a log's readings, gathered as they stream past, and the check that some are
+    configured (a log of other sensors would replay to no estimate at all)."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+        self.count = 0
+
+    def seen(self, inputs: Iterable[Record]) -> Iterator[Record]:
+        for kind, body in inputs:
+            if kind == "reading":
+                self.count += 1
+                if isinstance(body.get("sensor"), str):
+                    self.names.add(body["sensor"])
+            yield kind, body
+
+    def check(self, name: str, config: NodeConfig) -> None:
+        """MbstateError when the log had readings and none from a sensor of ``config``."""
+        configured = config.sensors.dimensions()
+        if self.names and not self.names & set(configured):
+            raise MbstateError(f"{name}: none of its {self.count} readings is from a sensor of the configuration "
+                               f"(the log's: {shortened(sorted(self.names))}; the configuration's: "
+                               f"{shortened(list(configured))})")
 
 
 class MeasuredFixedClock:
@@ -108,15 +139,12 @@ class MeasuredFixedClock:
         return 0.0
 
 
-def feed(path: str | Path, intake: Intake, inputs: Sequence[tuple[str, dict[str, Any]]], realtime: bool = False,
-         progress: Progress | None = None) -> Iterator[Any]:
-    """Input records ``(kind, body)`` of the log ``path`` (named in errors) through ``intake`` in order,
-    each completed estimate yielded as it comes (a caller that stops at an error keeps those before)."""
-    kinds, bodies = [kind for kind, _ in inputs], [body for _, body in inputs]
-    for done, (kind, body) in enumerate(zip(kinds, paced(bodies) if realtime else bodies), start=1):
-        yield from take_input(path, intake, kind, body)
-        if progress is not None:
-            progress(done, len(inputs))
+def feed(name: str | Path, intake: Intake, inputs: Iterable[Record], realtime: bool = False) -> Iterator[Any]:
+    """Input records ``(kind, body)`` of the log ``name`` (named in errors) through ``intake`` in order
+    (``realtime``: at the pace of their stamps), each completed estimate yielded as it comes (a
+    caller that stops at an error keeps those before)."""
+    for kind, body in paced(inputs, stamp_of=lambda record: stamp(record[1])) if realtime else inputs:
+        yield from take_input(name, intake, kind, body)
 
 
 class RecordedClock:
@@ -135,24 +163,29 @@ class RecordedClock:
         return self.durations[update] if end and update < len(self.durations) else 0.0
 
 
-def update_durations(path: str | Path, estimates: Sequence[dict[str, Any]]) -> list[float]:
-    """Wall seconds of each smoother update of a node's run, from its estimate records (one per grid
-    step: the step's share ``latency_ms`` of an update of ``update_steps`` steps)."""
-    if not estimates:
-        raise MbstateError(f"{path}: no estimate records to replay the timing of (the node records them "
-                           f"with node.log.record_estimates: true)")
-    durations, index = [], 0
-    while index < len(estimates):
-        record = estimates[index]
+def update_durations(name: str | Path, records: Iterable[Record]) -> list[float]:
+    """Wall seconds of each smoother update of a node's run, from the estimate records among
+    ``records`` (one per grid step: the step's share ``latency_ms`` of an update of ``update_steps``
+    steps)."""
+    durations, skip = [], 0
+    for kind, record in records:
+        if kind != "estimate":
+            continue
+        if skip:
+            skip -= 1
+            continue
         steps = record.get("update_steps")
         if not isinstance(steps, int) or steps < 1 or not isinstance(record.get("latency_ms"), (int, float)):
-            raise MbstateError(f"{path}: an estimate record without latency_ms and update_steps: {str(record)[:80]}")
+            raise MbstateError(f"{name}: an estimate record without latency_ms and update_steps: {str(record)[:80]}")
         durations.append(1e-3 * record["latency_ms"] * steps)
-        index += steps
+        skip = steps - 1
+    if not durations:
+        raise MbstateError(f"{name}: no estimate records to replay the timing of (the node records them "
+                           f"with node.log.record_estimates: true)")
     return durations
 
 
-def take_input(path: str | Path, intake: Intake, kind: str, body: dict[str, Any]) -> list[Any]:
+def take_input(name: str | Path, intake: Intake, kind: str, body: dict[str, Any]) -> list[Any]:
     """One input record through the node's path: a reading map to ``handle``, a raw message's bytes
     to ``receive``, a reset to ``reset`` (the steps due before it); the estimates it completed."""
     if kind == "reading":
@@ -161,7 +194,7 @@ def take_input(path: str | Path, intake: Intake, kind: str, body: dict[str, Any]
         return intake.receive(body["data"])
     if body["command"] == "reset":
         return intake.reset()
-    raise MbstateError(f"{path}: a control command this reader cannot replay: {body['command']!r}")
+    raise MbstateError(f"{name}: a control command this reader cannot replay: {body['command']!r}")
 
 
 def estimates_trajectory(mech: Mechanism, estimates: Sequence[Any]) -> Trajectory:

@@ -8,14 +8,23 @@ Two kinds of motion, sampled at a fixed step ``dt`` from t = 0 (sensors.virtual.
   by quintic Hermite interpolation (position, velocity and acceleration continuous and consistent),
   and the drive forces are the actuators' truth.
 
-The sensors sample the truth (sensors.virtual.simulate_readings); a step that divides every sensor
-period (``sensor_step``) makes each sample exact.
+The sensors sample the truth (sensors.virtual); a step that divides every sensor period
+(``sensor_step``) makes each sample exact. A long run is simulated and sampled in chunks of
+``CHUNK_S`` (``forward_truths``, ``inverse_truths``, ``simulated_records``), so that memory does not
+grow with its length; a run of up to ``CHUNK_S`` is one chunk. Forward dynamics restarts each
+chunk from the last state (the accelerations recomputed there), which is not bit-identical to
+one long integration; inverse dynamics is solved instant by instant, the same either way; the
+sensors draw chunk by chunk, so a seed gives other noise than in one chunk (but the same on
+every run).
 """
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -24,8 +33,11 @@ from estimator.dynamics.forward import ForwardOptions, simulate
 from estimator.dynamics.inverse import inverse_dynamics
 from estimator.errors import MbstateError
 from estimator.model import Mechanism
+from sensors.base import SensorModel
 from sensors.config import SensorSet
-from sensors.virtual import Truth
+from sensors.virtual import Truth, VirtualSensor
+
+CHUNK_S = 60.0  # [s] of simulated time per chunk of a long run (a shorter run is one chunk)
 
 
 def with_actuator_forces(mech: Mechanism, forces: Mapping[str, float]) -> Mechanism:
@@ -45,21 +57,78 @@ def sensor_step(sensors: SensorSet) -> float:
     return 1.0 / max(s.params.rate for s in sensors.sensors)
 
 
+def forward_truths(mech: Mechanism, q0: np.ndarray, qd0: np.ndarray, dt: float, t_end: float,
+                   forces: Mapping[str, float] | None = None, method: str = "ali3",
+                   chunk_s: float = CHUNK_S) -> Iterator[Truth]:
+    """Forward dynamics from (q0, q̇0) for ``t_end`` [s] at step ``dt`` under constant actuator
+    ``forces`` {name: N or N·m}, which are also the actuators' truth, in chunks of ``chunk_s`` of
+    simulated time: each chunk starts from the previous one's last state (and repeats that sample)."""
+    forces = dict(forces or {})
+    steps, per = max(1, int(round(t_end / dt))), max(1, int(round(min(chunk_s, t_end) / dt)))
+    loaded = with_actuator_forces(mech, forces)
+    done = 0
+    while done < steps:
+        count = min(per, steps - done)
+        trajectory = simulate(loaded, q0, qd0, dt, count, ForwardOptions(method=method))
+        truth = Truth.from_trajectory(mech, trajectory, {name: float(v) for name, v in forces.items()})
+        yield dataclasses.replace(truth, t=truth.t + done * dt) if done else truth
+        q0, qd0, done = truth.q[-1], truth.qd[-1], done + count
+
+
 def forward_truth(mech: Mechanism, q0: np.ndarray, qd0: np.ndarray, dt: float, t_end: float,
                   forces: Mapping[str, float] | None = None, method: str = "ali3") -> Truth:
-    """Forward dynamics from (q0, q̇0) for ``t_end`` [s] at step ``dt`` under constant actuator
-    ``forces`` {name: N or N·m}, which are also the actuators' truth."""
-    forces = dict(forces or {})
-    steps = max(1, int(round(t_end / dt)))
-    trajectory = simulate(with_actuator_forces(mech, forces), q0, qd0, dt, steps, ForwardOptions(method=method))
-    return Truth.from_trajectory(mech, trajectory, {name: float(v) for name, v in forces.items()})
+    """:func:`forward_truths` in one chunk."""
+    return next(forward_truths(mech, q0, qd0, dt, t_end, forces, method, math.inf))
+
+
+def inverse_truths(mech: Mechanism, drives: Sequence[str], samples: DriveTrajectory, dt: float,
+                   t_end: float, chunk_s: float = CHUNK_S) -> Iterator[Truth]:
+    """Inverse dynamics along ``samples`` of the ``drives`` coordinates, from the first sample for
+    ``t_end`` [s] (or to the last sample, whichever is first) at step ``dt``, in chunks of
+    ``chunk_s`` (each repeating the previous one's last sample; every instant is solved alone)."""
+    end = min(samples.t[0] + t_end, samples.t[-1])
+    times = samples.t[0] + dt * np.arange(int(np.floor((end - samples.t[0]) / dt + 1e-9)) + 1)
+    derivatives = samples.derivatives()
+    per = max(1, int(round(min(chunk_s, t_end) / dt)))
+    for start in range(0, max(len(times) - 1, 1), per):
+        chunk = times[start:start + per + 1]
+        pos, vel, acc = hermite_resample(samples.t, *derivatives, chunk)
+        yield Truth.from_trajectory(mech, inverse_dynamics(mech, drives, chunk, pos, vel, acc).trajectory)
 
 
 def inverse_truth(mech: Mechanism, drives: Sequence[str], samples: DriveTrajectory, dt: float,
                   t_end: float) -> Truth:
-    """Inverse dynamics along ``samples`` of the ``drives`` coordinates, from the first sample for
-    ``t_end`` [s] (or to the last sample, whichever is first) at step ``dt``."""
-    end = min(samples.t[0] + t_end, samples.t[-1])
-    times = samples.t[0] + dt * np.arange(int(np.floor((end - samples.t[0]) / dt + 1e-9)) + 1)
-    pos, vel, acc = hermite_resample(samples.t, *samples.derivatives(), times)
-    return Truth.from_trajectory(mech, inverse_dynamics(mech, drives, times, pos, vel, acc).trajectory)
+    """:func:`inverse_truths` in one chunk."""
+    return next(inverse_truths(mech, drives, samples, dt, t_end, math.inf))
+
+
+def simulated_records(truths: Iterable[Truth], sensors: Sequence[SensorModel], seed: int
+                      ) -> Iterator[tuple[str, Any]]:
+    """``("truth", State)`` at every step and ``("reading", Reading)`` of every sensor (sensor i
+    drawing from its own generator seeded with (seed, i)), in time order, chunk by chunk: what
+    comes after a chunk's end minus ``hold`` (ten times the largest stamp jitter) waits for the
+    next chunk, so that jittered stamps stay in order across the seam. Ties: truth first, then
+    sensor order, then seq — the order of sensors.virtual.simulate_readings."""
+    hold = 10.0 * max((s.params.noise.jitter for s in sensors), default=0.0)
+    virtual: list[VirtualSensor] = []
+    pending: list[tuple[tuple[float, int, int, int], tuple[str, Any]]] = []
+    chunks = iter(truths)
+    truth = next(chunks)
+    while truth is not None:
+        following = next(chunks, None)
+        final = following is None
+        if not virtual:
+            virtual = [VirtualSensor(s, np.random.default_rng([seed, i]), float(truth.t[0]))
+                       for i, s in enumerate(sensors)]
+            first = 0
+        else:
+            first = 1  # the previous chunk's last sample
+        pending += [((float(truth.t[i]), 0, 0, 0), ("truth", truth.state(i))) for i in range(first, len(truth.t))]
+        for index, source in enumerate(virtual):
+            pending += [((r.t, 1, index, r.seq), ("reading", r)) for r in source.readings(truth, final)]
+        pending.sort(key=lambda item: item[0])
+        cut = len(pending) if final else bisect.bisect_left(pending, float(truth.t[-1]) - hold,
+                                                               key=lambda item: item[0][0])
+        for _, record in pending[:cut]:
+            yield record
+        pending, truth = pending[cut:], following

@@ -55,34 +55,59 @@ class Truth:
     def state(self, i: int) -> State:
         return State(t=float(self.t[i]), q=self.q[i], qd=self.qd[i], qdd=self.qdd[i], lam=self.lam[i], f=self.f[i])
 
-    def sample_indices(self, rate: float) -> tuple[np.ndarray, np.ndarray]:
-        """Sample instants t_k = t_0 + k/rate within the trajectory and the nearest sample of each."""
-        t0, t1 = self.t[0], self.t[-1]
+    def sample_indices(self, rate: float, t0: float | None = None, first: int = 0,
+                       final: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """Sample instants t_k = t0 + k/rate (t0: the first sample's time by default), k ≥ ``first``,
+        within the trajectory — before its last sample unless ``final`` (a chunk of a longer run:
+        the next chunk starts there) — and the nearest sample of each."""
+        t0 = self.t[0] if t0 is None else t0
+        t1 = self.t[-1]
         step = float(np.max(np.diff(self.t))) if len(self.t) > 1 else 0.0
         if step > 1.0 / rate * (1.0 + 1e-9):
             raise MbstateError(f"trajectory step {step:g} s is longer than the sensor period {1.0 / rate:g} s")
-        instants = t0 + np.arange(int(np.floor((t1 - t0) * rate + 1e-9)) + 1) / rate
+        last = np.floor((t1 - t0) * rate + 1e-9) if final else np.ceil((t1 - t0) * rate - 1e-9) - 1
+        instants = t0 + np.arange(first, int(last) + 1) / rate
         right = np.clip(np.searchsorted(self.t, instants), 1, len(self.t) - 1)
         nearest = np.where(instants - self.t[right - 1] <= self.t[right] - instants, right - 1, right)
         return instants, nearest
 
 
+class VirtualSensor:
+    """One sensor's readings along a truth given whole or in consecutive chunks (each starting at the
+    previous one's last sample): sample instants, ``seq``, the bias's random walk and the draws
+    from ``rng`` go on from chunk to chunk. Within a chunk the draws come in the order walk, white
+    noise, jitter, so a run in one chunk draws as :func:`virtual_readings` always has."""
+
+    def __init__(self, sensor: SensorModel, rng: np.random.Generator, t0: float) -> None:
+        self.sensor, self.rng, self.t0 = sensor, rng, t0
+        self.next = 0  # k of the next sample instant
+        self.bias: np.ndarray | float = sensor.params.noise.bias
+
+    def readings(self, truth: Truth, final: bool = True) -> list[Reading]:
+        """The readings at the instants of this chunk (module docstring), in sample order."""
+        sensor, rng = self.sensor, self.rng
+        params, noise = sensor.params, sensor.params.noise
+        instants, nearest = truth.sample_indices(params.rate, self.t0, self.next, final)
+        count = len(instants)
+        if count == 0:
+            return []
+        ideal = np.array([sensor.measure(truth.state(i)) for i in nearest]).reshape(count, sensor.dimension)
+        walk = rng.normal(0.0, noise.random_walk / np.sqrt(params.rate), size=ideal.shape)
+        bias = self.bias + np.cumsum(walk, axis=0)
+        values = ideal + bias + rng.normal(0.0, noise.density * np.sqrt(params.rate), size=ideal.shape)
+        if noise.quantum > 0.0:
+            values = np.round(values / noise.quantum) * noise.quantum
+        if noise.saturation is not None:
+            values = np.clip(values, *noise.saturation)
+        values = sensor.present(values)
+        stamps = instants + rng.normal(0.0, noise.jitter, size=count)
+        first, self.next, self.bias = self.next, self.next + count, bias[-1]
+        return [Reading(sensor=params.name, t=float(stamps[k]), seq=first + k, value=values[k]) for k in range(count)]
+
+
 def virtual_readings(sensor: SensorModel, truth: Truth, rng: np.random.Generator) -> list[Reading]:
     """The readings of one sensor along ``truth`` (see the module docstring), in sample order."""
-    params, noise = sensor.params, sensor.params.noise
-    instants, nearest = truth.sample_indices(params.rate)
-    count = len(instants)
-    ideal = np.array([sensor.measure(truth.state(i)) for i in nearest]).reshape(count, sensor.dimension)
-    walk = rng.normal(0.0, noise.random_walk / np.sqrt(params.rate), size=ideal.shape)
-    bias = noise.bias + np.cumsum(walk, axis=0)
-    values = ideal + bias + rng.normal(0.0, noise.density * np.sqrt(params.rate), size=ideal.shape)
-    if noise.quantum > 0.0:
-        values = np.round(values / noise.quantum) * noise.quantum
-    if noise.saturation is not None:
-        values = np.clip(values, *noise.saturation)
-    values = sensor.present(values)
-    stamps = instants + rng.normal(0.0, noise.jitter, size=count)
-    return [Reading(sensor=params.name, t=float(stamps[k]), seq=k, value=values[k]) for k in range(count)]
+    return VirtualSensor(sensor, rng, float(truth.t[0])).readings(truth)
 
 
 def simulate_readings(sensors: Sequence[SensorModel], truth: Truth, seed: int) -> list[Reading]:

@@ -13,7 +13,7 @@ import sys
 
 from estimator.errors import MbstateError
 
-COMMAND_MODULES = ("demo", "run", "replay", "publish", "echo", "simulate", "check", "forward", "inverse", "hybrid",
+COMMAND_MODULES = ("demo", "run", "replay", "publish", "log", "echo", "simulate", "check", "forward", "inverse", "hybrid",
                    "statics", "bench")
 
 

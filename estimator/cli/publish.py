@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Iterator
+from typing import Any
 
 from estimator.cli.arguments import positive_float
 from estimator.node.config import NodeParams
-from replay.publish import Command, log_messages, publish
+from replay.publish import Command, has_commands, log_messages, publish
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -17,10 +20,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "their stamps, from a PUB socket connected to the node's input, and every reset the "
                     "recording node carried out to the node's control socket, in its place (once the node "
                     "has received the messages before it). Waits for the node to be there first.")
-    parser.add_argument("log", metavar="LOG", help="log recorded by mbstate run or mbstate simulate")
+    parser.add_argument("log", nargs="+", metavar="LOG",
+                        help="log recorded by mbstate run or mbstate simulate; several files or a folder (a rotated "
+                             "recording) are sent in order as one stream")
     parser.add_argument("--endpoint", default=NodeParams.sub, help=f"the node's input (default {NodeParams.sub})")
     parser.add_argument("--control", default=NodeParams.control,
-                        help=f"the node's control socket, for the log's resets (default {NodeParams.control})")
+                        help=f"the node's control socket, for the log's resets (default {NodeParams.control}); the "
+                             f"log is read once first to find them")
     pace = parser.add_mutually_exclusive_group()
     pace.add_argument("--speed", type=positive_float, default=1.0, help="times real time (default 1)")
     pace.add_argument("--fast", action="store_true", help="as fast as possible")
@@ -29,10 +35,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    messages = log_messages(args.log)
+    commands = []
+
+    def counted(messages: Iterator[Any]) -> Iterator[Any]:
+        for message in messages:
+            if isinstance(message, Command):
+                commands.append(message)
+            yield message
+
+    messages = counted(log_messages(args.log, lambda line: print(line, file=sys.stderr)))
     sent = publish(messages, args.endpoint, speed=None if args.fast else args.speed, wait_s=args.wait,
-                   control=args.control)
-    commands = sum(isinstance(m, Command) for m in messages)
-    print(f"published {sent} messages to {args.endpoint}" + (f"; control commands to {args.control}: {commands}"
-                                                                 * bool(commands)))
+                   control=args.control if has_commands(args.log) else None)
+    print(f"published {sent} messages to {args.endpoint}" + (f"; control commands to {args.control}: "
+                                                             f"{len(commands)}" * bool(commands)))
     return 0

@@ -4,14 +4,17 @@ The motion comes from classical forward dynamics (``--forces NAME=VALUE``: const
 forces, zero by default) or classical inverse dynamics along a prescribed trajectory of driven
 coordinates (``--drive NAME[,NAME] --trajectory FILE``), at the simulation step ``--dt``
 (replay.simulation). The sensors (sensors.config) sample the truth (sensors.virtual); truth at
-every step and every reading go to the append-only log (replay.log) in time order.
+every step and every reading go to the append-only log (replay.log) in time order, as they are
+simulated (a chunk of replay.simulation.CHUNK_S at a time: memory does not grow with --t-end).
 """
 
 from __future__ import annotations
 
 import argparse
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -24,10 +27,10 @@ from estimator.model import Mechanism
 from estimator.node.config import NodeParams
 from estimator.node.recorded_for import setup_header
 from replay.log import LogWriter
-from replay.publish import publish
-from replay.simulation import forward_truth, inverse_truth, sensor_step
-from sensors.config import load_sensors
-from sensors.virtual import Truth, simulate_readings
+from replay.publish import log_messages, publish
+from replay.simulation import forward_truths, inverse_truths, sensor_step, simulated_records
+from sensors.config import SensorSet, load_sensors
+from sensors.virtual import Truth
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -60,17 +63,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def _forward(mech: Mechanism, args: argparse.Namespace, dt: float) -> Truth:
+def _forward(mech: Mechanism, args: argparse.Namespace, dt: float) -> Iterator[Truth]:
     q0 = assembled(mech, args.initial)
     qd0 = np.zeros(mech.n)
     if args.velocity:
         held = coordinate_indices(mech, args.velocity, "--velocity")
         qd0 = solve_velocity_problem(mech, q0, np.array(list(args.velocity.values())), held)
-    return forward_truth(mech, q0, qd0, dt, args.t_end, args.forces, args.method)
+    return forward_truths(mech, q0, qd0, dt, args.t_end, args.forces, args.method)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Simulate, sample the sensors, write the log and print a summary."""
+    """Simulate, sample the sensors, write the log as it goes and print a summary."""
     if args.out is None and args.publish is None:
         raise MbstateError("give --out LOG, --publish [ENDPOINT] or both")
     if (args.drive is None) != (args.trajectory is None):
@@ -80,38 +83,50 @@ def run(args: argparse.Namespace) -> int:
     mech = load(args.mechanism)
     sensor_set = load_sensors(args.sensors, mech)
     dt = args.dt or sensor_step(sensor_set)
-    if args.drive:
-        truth = inverse_truth(mech, *driven(mech, args.drive, args.trajectory), dt, args.t_end)
-    else:
-        truth = _forward(mech, args, dt)
-    readings = simulate_readings(sensor_set.sensors, truth, args.seed)
+    truths = (inverse_truths(mech, *driven(mech, args.drive, args.trajectory), dt, args.t_end) if args.drive
+              else _forward(mech, args, dt))
     header = {**setup_header(mech, sensor_set, Path(args.mechanism), Path(args.sensors)),
               "simulation": {"dt": dt, "t_end": args.t_end, "seed": args.seed,
                              "motion": f"inverse dynamics ({args.drive})" if args.drive
                              else f"forward dynamics ({args.method})"}}
+    counts: Counter[str] = Counter()
+    span: list[float] = []
+    records = _counted(simulated_records(truths, sensor_set.sensors, args.seed), counts, span)
     if args.out is not None:
-        _write_log(args.out, header, truth, readings)
-    counts = Counter(r.sensor for r in readings)
-    print(f"{len(truth.t)} truth samples, t = {truth.t[0]:g} .. {truth.t[-1]:g} s, dt = {dt:g} s")
-    for sensor in sensor_set.sensors:
-        print(f"  {sensor.params.name} ({sensor.params.kind}, {sensor.params.rate:g} Hz): "
-              f"{counts[sensor.params.name]} readings")
-    if args.out is not None:
+        with LogWriter(args.out, header) as log:
+            for kind, item in records:
+                if kind == "truth":
+                    log.state("truth", item.t, q=item.q, qd=item.qd, qdd=item.qdd, lam=item.lam, f=item.f)
+                else:
+                    log.reading(item.to_map())
+        _summary(sensor_set, counts, span, dt)
         print(f"written: {args.out}")
     if args.publish is not None:
         print(f"publishing to {args.publish} at real time ...", flush=True)
-        sent = publish([r.to_map() for r in readings], args.publish)
+        messages = (log_messages(args.out) if args.out is not None
+                    else (item.to_map() for kind, item in records if kind == "reading"))
+        sent = publish(messages, args.publish)
+        if args.out is None:
+            _summary(sensor_set, counts, span, dt)
         print(f"published {sent} readings")
     return 0
 
 
-def _write_log(path: str, header: dict, truth: Truth, readings: list) -> None:
-    """Truth at every step and every reading, in time order."""
-    events = [(float(t), 0, i) for i, t in enumerate(truth.t)] + [(r.t, 1, i) for i, r in enumerate(readings)]
-    with LogWriter(path, header) as log:
-        for _, kind, i in sorted(events):
-            if kind == 0:
-                log.state("truth", truth.t[i], q=truth.q[i], qd=truth.qd[i], qdd=truth.qdd[i], lam=truth.lam[i],
-                          f=truth.f[i])
-            else:
-                log.reading(readings[i].to_map())
+def _counted(records: Iterator[tuple[str, Any]], counts: Counter[str], span: list[float]
+             ) -> Iterator[tuple[str, Any]]:
+    """The records, counting truth samples and readings by sensor and keeping the truth's first and
+    last time in ``span``."""
+    for kind, item in records:
+        if kind == "truth":
+            counts["truth"] += 1
+            span[:] = [span[0] if span else item.t, item.t]
+        else:
+            counts[item.sensor] += 1
+        yield kind, item
+
+
+def _summary(sensor_set: SensorSet, counts: Counter[str], span: list[float], dt: float) -> None:
+    print(f"{counts['truth']} truth samples, t = {span[0]:g} .. {span[1]:g} s, dt = {dt:g} s")
+    for sensor in sensor_set.sensors:
+        print(f"  {sensor.params.name} ({sensor.params.kind}, {sensor.params.rate:g} Hz): "
+              f"{counts[sensor.params.name]} readings")

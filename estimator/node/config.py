@@ -33,12 +33,16 @@ class LogParams:
     """Recording. ``path``: the log file (relative to the working directory; ``{start}`` is replaced
     by the start time, UTC, ``20250101T120000Z``; None: no recording). ``flush_records`` /
     ``flush_seconds``: flush after that many records or that long [s], whichever comes first (what
-    a crash can lose). ``record_estimates``: also record every estimate."""
+    a crash can lose). ``record_estimates``: also record every estimate. ``rotate_mb`` /
+    ``rotate_minutes``: start a new file once the current one has reached that size [MB, 10⁶
+    bytes] or age [min] (None: never; replay.log names the files)."""
 
     path: str | None = None
     flush_records: int = 100
     flush_seconds: float = 0.1
     record_estimates: bool = True
+    rotate_mb: float | None = None
+    rotate_minutes: float | None = None
 
     def resolved_path(self, now: datetime.datetime | None = None) -> Path | None:
         """The log path with ``{start}`` filled in (None when recording is off)."""
@@ -101,6 +105,11 @@ def _endpoint(section: Section, key: str, default: str) -> str:
     return value
 
 
+def _optional(section: Section, key: str) -> float | None:
+    """A positive number, or None when absent or null."""
+    return None if section.raw(key) is None else section.number(key, positive=True)
+
+
 def _log_params(section: Section) -> LogParams:
     default = LogParams()
     path = section.raw("path", default.path)
@@ -109,7 +118,8 @@ def _log_params(section: Section) -> LogParams:
     params = LogParams(path=path,
                        flush_records=_count(section, "flush_records", default.flush_records),
                        flush_seconds=section.number("flush_seconds", default.flush_seconds, positive=True),
-                       record_estimates=section.flag("record_estimates", default.record_estimates))
+                       record_estimates=section.flag("record_estimates", default.record_estimates),
+                       rotate_mb=_optional(section, "rotate_mb"), rotate_minutes=_optional(section, "rotate_minutes"))
     section.finish()
     return params
 

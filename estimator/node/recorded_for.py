@@ -3,7 +3,8 @@ configuration may replay it (replay.replay).
 
 Header keys (replay.log), written by the node and by ``mbstate simulate`` (``setup_header``):
 ``mechanism`` and ``sensors_file`` (the files), ``coordinates``, ``constraints`` (their names,
-which say the body and the kind: ``crank: distance 0-1``), ``actuators``, ``sensors`` (the parsed
+which say the body and the kind: ``crank: distance 0-1``), ``actuators`` and
+``actuator_coordinates`` (each actuator's coordinate; older logs lack it), ``sensors`` (the parsed
 sensor file: ids, kinds and settings) and ``parameters``, the model's values by what they are
 (``model_parameters``; logs written before it have the other keys).
 
@@ -65,7 +66,9 @@ def setup_header(mech: Mechanism, sensors: SensorSet, mechanism_path: str | Path
     """The header keys of a log that say what it was recorded for (module docstring)."""
     return {"mechanism": str(mechanism_path), "sensors_file": str(sensors_path), "sensors": sensors.document,
             "coordinates": list(mech.coordinate_names), "constraints": list(mech.constraint_names),
-            "actuators": [a.name for a in mech.actuators], "parameters": model_parameters(mech)}
+            "actuators": [a.name for a in mech.actuators],
+            "actuator_coordinates": [mech.coordinate_names[a.coordinate] for a in mech.actuators],
+            "parameters": model_parameters(mech)}
 
 
 def shortened(names: Sequence[str], shown: int = SHOWN) -> str:

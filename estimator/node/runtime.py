@@ -7,7 +7,8 @@ sockets to it), PUB ``node.pub`` for ``estimate`` and ``status`` messages
 The loop: wait on the sockets (zmq.Poller, short timeout); take at most ``node.drain`` input
 messages, each through the shared per-message path (estimator.node.intake.Intake.receive) and
 publish the estimates it completes; answer one control request; publish a status message every
-``node.status_period_s``; count the peers ZeroMQ disconnects (a socket monitor). The input queue is
+``node.status_period_s``; count the peers ZeroMQ disconnects (a socket monitor); flush the log
+when its flush interval has passed, records or not (the poll's timeout bounds the wait). The input queue is
 bounded by ZMQ_RCVHWM (= ``node.queue``): beyond it ZeroMQ drops messages, which show up as sequence
 gaps per sensor. Messages over ZMQ_MAXMSGSIZE never reach the node: ZeroMQ disconnects their sender
 (counted in ``disconnects``); the sender reconnects by itself.
@@ -66,8 +67,11 @@ class Node:
             self._bind()
             path = config.node.log.resolved_path()
             if path is not None:
-                self.log = LogWriter(path, log_header(config), config.node.log.flush_records,
-                                     config.node.log.flush_seconds)
+                params = config.node.log
+                self.log = LogWriter(path, log_header(config), params.flush_records, params.flush_seconds,
+                                     rotate_bytes=None if params.rotate_mb is None else int(1e6 * params.rotate_mb),
+                                     rotate_seconds=None if params.rotate_minutes is None
+                                     else 60.0 * params.rotate_minutes)
         except BaseException:
             self._close_sockets()
             raise
@@ -131,6 +135,8 @@ class Node:
             self._serve_control()
         if self.monitor in ready:
             self._count_disconnects()
+        if self.log is not None:
+            self.log.flush_if_due()  # an idle stream is flushed too (replay.log)
         if time.monotonic() - self._status_at >= self.config.node.status_period_s:
             self.pub.send(pack(self.status()))
 

@@ -41,6 +41,11 @@ def test_every_node_key_is_optional(tmp_path) -> None:
     assert config.estimator.rate == 1000.0  # the estimator's own defaults
 
 
+def test_log_rotation_keys(tmp_path) -> None:
+    config = load_node_config(write(tmp_path, "node: {log: {rotate_mb: 50, rotate_minutes: null}}\n"))
+    assert config.node.log.rotate_mb == 50.0 and config.node.log.rotate_minutes is None
+
+
 def test_log_path_start_placeholder() -> None:
     params = LogParams(path="logs/run-{start}.mbslog")
     when = datetime.datetime(2025, 3, 4, 5, 6, 7, tzinfo=datetime.timezone.utc)
@@ -61,6 +66,8 @@ def test_log_path_start_placeholder() -> None:
     ("node: {log: {flush_records: -3}}", r"node\.log\.flush_records: must be an integer >= 1"),
     ("node: {log: {record_estimates: yes please}}", r"node\.log\.record_estimates: must be true or false"),
     ("node: {log: {every: 1}}", r"node\.log: unknown key every"),
+    ("node: {log: {rotate_mb: 0}}", r"node\.log\.rotate_mb: must be a positive number"),
+    ("node: {log: {rotate_minutes: soon}}", r"node\.log\.rotate_minutes: must be a finite number"),
     ("node: [1, 2]", r"node: expected a map, got list"),
     ("estimator: {rate: -5}", r"estimator\.rate: must be a positive number"),
     ("estimator: {unknown_forces: [brake]}", r"estimator\.unknown_forces: unknown actuator 'brake'"),

@@ -9,6 +9,7 @@ four-bar readings.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import signal
@@ -27,7 +28,7 @@ from node_harness import RunningNode, encoder, estimates, write_config
 from estimator.node.config import load_node_config
 from estimator.node.intake import online_estimator
 from replay.demo import crank_truth
-from replay.log import read_log
+from replay.log import LogFollower, read_log
 from replay.publish import connect_publisher
 from sensors.virtual import simulate_readings
 
@@ -55,6 +56,23 @@ def test_estimates_arrive_and_shutdown_flushes_the_log(tmp_path) -> None:
     log = read_log(tmp_path / "run.log")  # flushed on shutdown, every record there
     assert log.readings == readings
     assert [e["step"] for e in log.estimates] == list(range(11)) and log.estimates[-1]["f"] == [pytest.approx(10.5)]
+
+
+def test_an_idle_stream_is_flushed_on_the_timer(tmp_path) -> None:
+    config = load_node_config(write_config(tmp_path, "{rate: 100, lag: 5}"), FakeConfig.from_section)
+    log = dataclasses.replace(config.node.log, flush_records=100_000, flush_seconds=0.2)
+    config = dataclasses.replace(config, node=dataclasses.replace(config.node, log=log))
+    readings = [encoder(0.001 * k, k) for k in range(99)]
+    with RunningNode(config, fake_factory) as running:
+        running.send(*readings)
+        assert running.wait_received(99)["received"] == 99
+        follower, found = LogFollower(tmp_path / "run.log"), []
+        deadline = time.monotonic() + 10.0
+        while len(found) < 99 and time.monotonic() < deadline:  # no record arrives: only the timer flushes
+            found += [body for kind, body in follower.poll() if kind == "reading"]
+            time.sleep(0.05)
+        assert running.thread.is_alive()  # still serving: nothing was flushed by a close
+    assert found == readings
 
 
 def test_out_of_order_reading_inside_the_window_is_used_and_an_older_one_is_late(tmp_path) -> None:

@@ -122,11 +122,13 @@ def test_a_log_of_another_mechanism_is_one_line_and_exit_2(tmp_path, capsys) -> 
 
 
 def test_a_log_whose_readings_are_all_of_other_sensors_is_an_error(tmp_path, capsys) -> None:
-    """A header that says nothing (no warning shown: the error comes first) and readings of sensors the
-    configuration does not have: no header-only CSV, one line and exit 2."""
+    """A header that says nothing (its warning first: the readings are checked as they stream past) and
+    readings of sensors the configuration does not have: no header-only CSV, one error line and exit 2."""
     readings = [{"sensor": "motor1_encoder", "t": 0.001 * k, "seq": k, "value": 0.1} for k in range(3)]
     assert replayed(tmp_path, capsys, {}, [*readings, {"sensor": ["not", "a", "name"]}]) == (
-        2, f"mbstate replay: error: {tmp_path / 'run.log'}: none of its 4 readings is from a sensor of the "
+        2, f"warning: {tmp_path / 'run.log'}: the header records no coordinates, constraints, sensors, parameters: "
+           f"not compared with the configuration\n"
+           f"mbstate replay: error: {tmp_path / 'run.log'}: none of its 4 readings is from a sensor of the "
            f"configuration (the log's: motor1_encoder; the configuration's: coupler_gyro, crank_encoder, "
            f"coupler_accelerometer, rocker_load_cell)\n")
     assert not (tmp_path / "est.csv").exists()

@@ -71,7 +71,9 @@ def test_replay_counts_writes_csv_and_reports_progress(tmp_path) -> None:
         log.state("truth", 0.0, q=np.zeros(5))
     calls = []
     result = replay(log_path, config, fake_factory, progress=lambda done, total: calls.append((done, total)))
-    assert calls[-1] == (12, 12) and len(calls) == 12
+    size = log_path.stat().st_size  # progress in bytes of the log: the truth and end records come last
+    assert len(calls) == 13 and calls[-1] == (size, size) and calls[-2][0] < size
+    assert [done for done, _ in calls] == sorted(done for done, _ in calls)
     assert [e.step for e in result.estimates] == list(range(11))
     assert result.status["received"] == 12 and result.status["dropped_by_reason"] == {"backwards": 1}
     out = tmp_path / "est.csv"
@@ -115,7 +117,7 @@ def test_a_log_publishes_its_readings_and_raw_messages_in_order(tmp_path) -> Non
         log.write("control", {"command": "reset"})
         log.state("truth", 0.001, q=np.zeros(2))
         log.reading(encoder(0.002, 2))
-    assert log_messages(tmp_path / "run.log") == [encoder(0.001, 1), b"\xc1", Command("reset"), encoder(0.002, 2)]
+    assert list(log_messages(tmp_path / "run.log")) == [encoder(0.001, 1), b"\xc1", Command("reset"), encoder(0.002, 2)]
 
 
 def test_publish_without_a_node_is_a_clear_error() -> None:
@@ -160,7 +162,7 @@ def test_publish_sends_a_logged_reset_to_the_control_socket_in_its_place(tmp_pat
     the first node's estimates."""
     config, live, before = live_run_with_a_reset(tmp_path)
     second = load_node_config(write_config(tmp_path, "{unknown_forces: [motor]}", log="republished.log"))
-    messages = log_messages(tmp_path / "run.log")
+    messages = list(log_messages(tmp_path / "run.log"))
     with RunningNode(second, fixed_clock_estimator) as running:
         sent = publish(messages, running.node.endpoints["sub"], speed=None, control=running.node.endpoints["control"])
         running.wait_received(sent, timeout=30.0)
@@ -171,15 +173,16 @@ def test_publish_sends_a_logged_reset_to_the_control_socket_in_its_place(tmp_pat
     assert all(a["step"] == b["step"] and a["q"] == b["q"] for a, b in zip(republished, live))
 
 
-def test_publishing_a_reset_needs_a_control_endpoint_that_answers(context) -> None:
-    with pytest.raises(MbstateError, match="no control endpoint was given"):
-        publish([encoder(0.0, 0), Command("reset")], "tcp://127.0.0.1:9")
+@pytest.mark.parametrize("control, error", [
+    (None, "the messages hold commands for the node (a log's resets), but no control endpoint was given"),
+    ("tcp://127.0.0.1:9", "no reply from the node's control endpoint tcp://127.0.0.1:9 within 0.3 s")])
+def test_publishing_a_reset_needs_a_control_endpoint_that_answers(context, control, error) -> None:
     sub, endpoint = bound_sub(context)
     errors = []
 
     def publish_reset() -> None:
         try:
-            publish([Command("reset")], endpoint, wait_s=0.3, control="tcp://127.0.0.1:9")
+            publish([encoder(0.0, 0), Command("reset")], endpoint, wait_s=0.3, control=control)
         except MbstateError as exc:
             errors.append(str(exc))
 
@@ -187,13 +190,13 @@ def test_publishing_a_reset_needs_a_control_endpoint_that_answers(context) -> No
     thread.start()
     while thread.is_alive():
         sub.poll(50)  # a SUB hands its subscription to a new peer only while it is being used
-    assert errors == ["no reply from the node's control endpoint tcp://127.0.0.1:9 within 0.3 s"]
+    assert errors == [error]
 
 
 @pytest.mark.parametrize("kind, body, match", [
     ("control", {"command": "explode"}, "bad.log: a control command this reader cannot replay: 'explode'"),
-    ("control", {"command": 3}, "bad.log: not an mbstate log record"),
-    ("raw", {"data": "text, not bytes"}, "bad.log: not an mbstate log record")])
+    ("control", {"command": 3}, "bad.log: corrupt record at byte 89: not an mbstate log record"),
+    ("raw", {"data": "text, not bytes"}, "bad.log: corrupt record at byte 89: not an mbstate log record")])
 def test_input_records_replay_cannot_take_are_clear_errors(tmp_path, kind, body, match) -> None:
     config = load_node_config(write_config(tmp_path))
     with LogWriter(tmp_path / "bad.log", {}) as log:
