@@ -34,7 +34,7 @@ import zmq
 from zmq.utils.monitor import recv_monitor_message
 
 from estimator.collector import steady_collection
-from estimator.errors import MbstateError
+from estimator.errors import MbstateError, shown
 from estimator.node.config import NodeConfig
 from estimator.node.intake import EstimatorFactory, intake_for, log_header, online_estimator
 from estimator.node.publishing import UNPACK_ERRORS, estimate_message, pack, unpack
@@ -95,7 +95,7 @@ class Node:
         self.monitor = self.sub.get_monitor_socket(zmq.EVENT_DISCONNECTED)
         self._sockets.append(self.monitor)
         self.pub = self._socket(zmq.PUB, "pub", {zmq.LINGER: 500})  # the last status may still reach subscribers
-        self.control = self._socket(zmq.REP, "control")
+        self.control = self._socket(zmq.REP, "control", {zmq.MAXMSGSIZE: params.max_message_bytes})
         self.poller = zmq.Poller()
         for socket in (self.sub, self.control, self.monitor):
             self.poller.register(socket, zmq.POLLIN)
@@ -168,12 +168,14 @@ class Node:
         data = self.control.recv()
         try:
             request = unpack(data)
-        except UNPACK_ERRORS:
-            request = None
+            got = shown(request, 80)
+        except UNPACK_ERRORS as exc:
+            request, got = None, str(exc)
         command = request.get("command") if isinstance(request, dict) else None
-        if command not in COMMANDS:
-            reply = {"ok": False, "error": f"expected a msgpack map {{command: {' | '.join(COMMANDS)}}}, "
-                                           f"got {str(request)[:80]}"}
+        if not isinstance(command, str) or command not in COMMANDS:
+            reply = {"ok": False, "error": f"expected a msgpack map {{command: {' | '.join(COMMANDS)}}}, got {got}"}
+            self.intake.counters.bad_requests += 1
+            self.intake.throttle.warn("bad control request", got)
         elif command == "status":
             reply = {"ok": True, "command": command, **self.status()}
         else:

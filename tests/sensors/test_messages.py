@@ -32,7 +32,7 @@ def test_round_trip_of_scalar_and_vector_readings_with_cov() -> None:
 
 @pytest.mark.parametrize("bad,match", [
     (["not", "a", "map"], "must be a map"),
-    (message(extra=1), "unknown key extra"),
+    (message(extra=1), "unknown key 'extra'"),
     (message(seq=...), "missing key seq"),
     (message(sensor=5), "'sensor' must be text"),
     (message(sensor="lidar"), "unknown sensor 'lidar'"),
