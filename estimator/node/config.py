@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from estimator.errors import shown
 from estimator.mechanism_file import load_mechanism
 from estimator.model import Mechanism
 from estimator.yaml_file import read_yaml
@@ -24,6 +25,9 @@ from sensors.section import Section
 TOP_KEYS = ("mechanism", "sensors", "estimator", "node", "description")
 TRANSPORTS = ("tcp://", "ipc://", "inproc://")
 START_PLACEHOLDER = "{start}"
+MAX_QUEUE = 10_000_000  # [messages]: queue and drain
+MAX_MESSAGE_BYTES = 1 << 30  # [bytes]
+DAY_S = 86_400.0  # [s]: the longest period or interval a setting may have
 
 EstimatorConfigReader = Callable[[Section, Mechanism], Any]
 
@@ -87,17 +91,10 @@ class NodeConfig:
     node: NodeParams
 
 
-def _count(section: Section, key: str, default: int, minimum: int = 1) -> int:
-    value = section.raw(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise section.error(key, f"must be an integer >= {minimum}, got {value!r}")
-    return value
-
-
 def _endpoint(section: Section, key: str, default: str) -> str:
     value = section.text(key, default)
     if not value.startswith(TRANSPORTS):
-        raise section.error(key, f"must be a ZeroMQ endpoint ({', '.join(TRANSPORTS)}...), got {value!r}")
+        raise section.error(key, f"must be a ZeroMQ endpoint ({', '.join(TRANSPORTS)}...), got {shown(value)}")
     return value
 
 
@@ -105,10 +102,11 @@ def _log_params(section: Section) -> LogParams:
     default = LogParams()
     path = section.raw("path", default.path)
     if path is not None and (not isinstance(path, str) or not path.strip()):
-        raise section.error("path", f"must be a file name or null (no recording), got {path!r}")
+        raise section.error("path", f"must be a file name or null (no recording), got {shown(path)}")
     params = LogParams(path=path,
-                       flush_records=_count(section, "flush_records", default.flush_records),
-                       flush_seconds=section.number("flush_seconds", default.flush_seconds, positive=True),
+                       flush_records=section.count("flush_records", default.flush_records, maximum=1_000_000),
+                       flush_seconds=section.number("flush_seconds", default.flush_seconds, positive=True,
+                                                    maximum=3600.0),
                        record_estimates=section.flag("record_estimates", default.record_estimates))
     section.finish()
     return params
@@ -121,12 +119,13 @@ def node_params(section: Section) -> NodeParams:
         sub=_endpoint(section, "sub", default.sub),
         pub=_endpoint(section, "pub", default.pub),
         control=_endpoint(section, "control", default.control),
-        queue=_count(section, "queue", default.queue),
-        drain=_count(section, "drain", default.drain),
-        max_message_bytes=_count(section, "max_message_bytes", default.max_message_bytes, minimum=64),
-        max_future_s=section.number("max_future_s", default.max_future_s, positive=True),
-        status_period_s=section.number("status_period_s", default.status_period_s, positive=True),
-        log_interval_s=section.number("log_interval_s", default.log_interval_s, minimum=0.0),
+        queue=section.count("queue", default.queue, maximum=MAX_QUEUE),
+        drain=section.count("drain", default.drain, maximum=MAX_QUEUE),
+        max_message_bytes=section.count("max_message_bytes", default.max_message_bytes, minimum=64,
+                                        maximum=MAX_MESSAGE_BYTES),
+        max_future_s=section.number("max_future_s", default.max_future_s, positive=True, maximum=DAY_S),
+        status_period_s=section.number("status_period_s", default.status_period_s, positive=True, maximum=DAY_S),
+        log_interval_s=section.number("log_interval_s", default.log_interval_s, minimum=0.0, maximum=DAY_S),
         log=_log_params(section.section("log", {})))
     endpoints = [params.sub, params.pub, params.control]
     if len(set(endpoints)) != len(endpoints) and not any(e.endswith(":*") for e in endpoints):
