@@ -40,7 +40,7 @@ from typing import Any, BinaryIO
 import msgpack
 import numpy as np
 
-from estimator.errors import MbstateError
+from estimator.errors import MbstateError, shown
 
 FORMAT, VERSION = "mbstate-log", 2
 READABLE_VERSIONS = (1, 2)
@@ -124,7 +124,7 @@ class LogFollower:
         try:
             for record in self._unpacker:
                 records.append(_checked(self.path, record))
-        except (msgpack.FormatError, msgpack.StackError, ValueError) as exc:
+        except (ValueError, TypeError) as exc:  # msgpack's errors; TypeError: a map key that is an array or map
             raise MbstateError(f"{self.path}: corrupt record near byte {self._unpacker.tell()} ({exc})") from None
         return records
 
@@ -134,7 +134,7 @@ def _checked(path: Path, record: Any) -> tuple[str, dict[str, Any]]:
             or not isinstance(record[1], dict)
             or (record[0] == "raw" and not isinstance(record[1].get("data"), bytes))
             or (record[0] == "control" and not isinstance(record[1].get("command"), str))):
-        raise MbstateError(f"{path}: not an mbstate log record: {str(record)[:80]}")
+        raise MbstateError(f"{path}: not an mbstate log record: {shown(record, 80)}")
     return record[0], record[1]
 
 
@@ -145,7 +145,7 @@ def records(path: str | Path) -> Iterator[tuple[str, dict[str, Any]]]:
     if not found or found[0][0] != "header" or found[0][1].get("format") != FORMAT:
         raise MbstateError(f"{path}: not an mbstate log (no header record)")
     if found[0][1].get("version") not in READABLE_VERSIONS:
-        raise MbstateError(f"{path}: log format version {found[0][1].get('version')!r}, this reader knows "
+        raise MbstateError(f"{path}: log format version {shown(found[0][1].get('version'))}, this reader knows "
                            f"{', '.join(map(str, READABLE_VERSIONS))}")
     yield from found
 
