@@ -17,6 +17,7 @@ from typing import Any
 
 from estimator.errors import shown
 from estimator.mechanism_file import load_mechanism
+from estimator.node.access import CurveParams, key_pair
 from estimator.model import Mechanism
 from estimator.yaml_file import read_yaml
 from sensors.config import SensorSet, load_sensors
@@ -63,7 +64,8 @@ class NodeParams:
     ``max_message_bytes``: ZMQ_MAXMSGSIZE (a peer sending more is disconnected by ZeroMQ; counted as
     a disconnect). ``max_future_s``: a reading stamped later than the newest accepted stamp plus
     this [s] is dropped. ``status_period_s``: status message period [s, wall clock].
-    ``log_interval_s``: at most one log line per problem kind per interval [s].
+    ``log_interval_s``: at most one log line per problem kind per interval [s]. ``curve``: CURVE
+    authentication and encryption of every socket (estimator.node.access; None: off).
     """
 
     sub: str = "tcp://127.0.0.1:5555"
@@ -76,6 +78,7 @@ class NodeParams:
     status_period_s: float = 1.0
     log_interval_s: float = 5.0
     log: LogParams = field(default_factory=LogParams)
+    curve: CurveParams | None = None
 
 
 @dataclass(frozen=True)
@@ -112,8 +115,20 @@ def _log_params(section: Section) -> LogParams:
     return params
 
 
-def node_params(section: Section) -> NodeParams:
-    """The ``node:`` section (every key optional; defaults of :class:`NodeParams`)."""
+def _curve_params(section: Section, base: Path) -> CurveParams:
+    """``node.curve``: the node's secret key file and the clients' key directory, both relative to the
+    configuration file and checked here (a bad key is a load error, not a start-up surprise)."""
+    secret_key, clients = base / section.text("secret_key"), base / section.text("clients")
+    key_pair(secret_key)
+    if not clients.is_dir() or not any(clients.glob("*.key")):
+        raise section.error("clients", f"must be a directory holding the clients' public keys (*.key): {clients}")
+    section.finish()
+    return CurveParams(secret_key=secret_key, clients=clients)
+
+
+def node_params(section: Section, base: Path = Path(".")) -> NodeParams:
+    """The ``node:`` section (every key optional; defaults of :class:`NodeParams`); ``base``: the
+    directory that key files are relative to."""
     default = NodeParams()
     params = NodeParams(
         sub=_endpoint(section, "sub", default.sub),
@@ -126,7 +141,8 @@ def node_params(section: Section) -> NodeParams:
         max_future_s=section.number("max_future_s", default.max_future_s, positive=True, maximum=DAY_S),
         status_period_s=section.number("status_period_s", default.status_period_s, positive=True, maximum=DAY_S),
         log_interval_s=section.number("log_interval_s", default.log_interval_s, minimum=0.0, maximum=DAY_S),
-        log=_log_params(section.section("log", {})))
+        log=_log_params(section.section("log", {})),
+        curve=_curve_params(section.section("curve"), base) if section.raw("curve") is not None else None)
     endpoints = [params.sub, params.pub, params.control]
     if len(set(endpoints)) != len(endpoints) and not any(e.endswith(":*") for e in endpoints):
         raise section.error("sub", "the sub, pub and control endpoints must differ")
@@ -171,7 +187,7 @@ def load_node_config(path: str | Path, estimator_config: EstimatorConfigReader |
     estimator_section = Section(source, "estimator", top.raw("estimator", {}))
     estimator = reader(estimator_section, mech)
     estimator_section.finish()
-    node = node_params(Section(source, "node", top.raw("node", {})))
+    node = node_params(Section(source, "node", top.raw("node", {})), base)
     top.finish()
     return NodeConfig(source=source, mechanism_path=mechanism_path, sensors_path=sensors_path, mech=mech,
                       sensors=sensor_set, estimator=estimator, node=node)

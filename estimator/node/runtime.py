@@ -31,10 +31,12 @@ from collections.abc import Callable
 from typing import Any
 
 import zmq
+from zmq.auth.thread import ThreadAuthenticator
 from zmq.utils.monitor import recv_monitor_message
 
 from estimator.collector import steady_collection
 from estimator.errors import MbstateError, shown
+from estimator.node.access import beyond_loopback, check_ipc_free, curve_server, key_pair
 from estimator.node.config import NodeConfig
 from estimator.node.intake import EstimatorFactory, intake_for, log_header, online_estimator
 from estimator.node.publishing import UNPACK_ERRORS, estimate_message, pack, unpack
@@ -62,6 +64,7 @@ class Node:
         self.stop_requested = threading.Event()
         self.endpoints: dict[str, str] = {}
         self._sockets: list[zmq.Socket] = []
+        self.authenticator: ThreadAuthenticator | None = None
         try:
             self._bind()
             path = config.node.log.resolved_path()
@@ -75,21 +78,31 @@ class Node:
         self.started_at = self._status_at = time.monotonic()
 
     def _socket(self, kind: int, name: str, options: dict[int, int] | None = None) -> zmq.Socket:
-        endpoint = getattr(self.config.node, name)
+        endpoint, where = getattr(self.config.node, name), f"{self.config.source}: node.{name}"
+        check_ipc_free(endpoint, where)
         socket = self.context.socket(kind)
         self._sockets.append(socket)
         for option, value in (options or {}).items():
             socket.setsockopt(option, value)
+        if self.config.node.curve is not None:
+            curve_server(socket, key_pair(self.config.node.curve.secret_key))
+        elif beyond_loopback(endpoint):
+            LOGGER.warning("node: %s binds %s beyond loopback without CURVE: any host that reaches it can send "
+                           "readings and commands (node.curve)", name, endpoint)
         try:
             socket.bind(endpoint)
         except zmq.ZMQError as exc:
-            raise MbstateError(f"{self.config.source}: node.{name}: cannot bind {endpoint} ({exc})") from None
+            raise MbstateError(f"{where}: cannot bind {endpoint} ({exc})") from None
         self.endpoints[name] = socket.getsockopt_string(zmq.LAST_ENDPOINT)
         return socket
 
     def _bind(self) -> None:
         params = self.config.node
         self.context.setsockopt(zmq.LINGER, 0)
+        if params.curve is not None:
+            self.authenticator = ThreadAuthenticator(self.context)
+            self.authenticator.start()
+            self.authenticator.configure_curve(domain="*", location=str(params.curve.clients))
         self.sub = self._socket(zmq.SUB, "sub", {zmq.RCVHWM: params.queue, zmq.MAXMSGSIZE: params.max_message_bytes})
         self.sub.setsockopt(zmq.SUBSCRIBE, b"")
         self.monitor = self.sub.get_monitor_socket(zmq.EVENT_DISCONNECTED)
@@ -214,6 +227,8 @@ class Node:
             self.sub.disable_monitor()
         for socket in self._sockets:
             socket.close()
+        if self.authenticator is not None:
+            self.authenticator.stop()
         self.context.term()
 
 
