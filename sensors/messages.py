@@ -130,7 +130,7 @@ def validate(message: object, dimensions: Mapping[str, int]) -> Reading:
     if not isinstance(sensor, str):
         raise MessageError(f"'sensor' must be text, got {shown(sensor)}")
     if sensor not in dimensions:
-        raise MessageError(f"unknown sensor {shown(sensor, 60)} (known: {shown(', '.join(dimensions), 200)})",
+        raise MessageError(f"unknown sensor {shown(sensor, 60)} (known: {', '.join(dimensions)})",
                            "unknown_sensor")
     t = message["t"]
     if not _is_number(t) or not math.isfinite(t):

@@ -9,11 +9,14 @@ messages, each through the shared per-message path (estimator.node.intake.Intake
 publish the estimates it completes; answer one control request; publish a status message every
 ``node.status_period_s``; count the peers ZeroMQ disconnects (a socket monitor). The input queue is
 bounded by ZMQ_RCVHWM (= ``node.queue``): beyond it ZeroMQ drops messages, which show up as sequence
-gaps per sensor. Messages over ZMQ_MAXMSGSIZE never reach the node: ZeroMQ disconnects their sender
-(counted in ``disconnects``); the sender reconnects by itself.
+gaps per sensor. Messages over ZMQ_MAXMSGSIZE (input and control) never reach the node: ZeroMQ
+disconnects their sender (on the input counted in ``disconnects``); the sender reconnects by itself.
+Access (estimator.node.access): optional CURVE on every socket, a warning for an endpoint bound beyond
+loopback without it, and an ``ipc://`` endpoint a live process serves is refused.
 
 Control requests and replies are msgpack maps: ``{"command": "status" | "reset" | "shutdown"}``;
-replies carry ``ok`` (true / false) and ``command``, ``error`` (text) when not ok; ``status``
+replies carry ``ok`` (true / false) and ``command``, ``error`` (text, the request shortened; counted
+in ``bad_requests``) when not ok; ``status``
 replies with the status message. SIGINT / SIGTERM (main thread) and ``shutdown`` stop the loop;
 the steps due by the newest stamp that a coalescing estimator still held back are then processed
 and published (estimator.node.intake.Intake.finish); :meth:`Node.close` publishes a last status
