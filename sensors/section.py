@@ -108,7 +108,7 @@ class Section:
             return mech.bodies[value]
         if isinstance(value, str) and value in names:
             return mech.bodies[names.index(value)]
-        raise self.error(key, f"unknown body {shown(value)} (known: {shown(', '.join(names), 200)})")
+        raise self.error(key, f"unknown body {shown(value)} (known: {', '.join(names)})")
 
     def point(self, mech: Mechanism, key: str) -> int:
         """A point index of ``mech`` (by index or name)."""
