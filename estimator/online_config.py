@@ -12,12 +12,16 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from estimator.errors import MbstateError
+from estimator.errors import MbstateError, shown
 from estimator.model import Mechanism
 from sensors.section import Section
 
 FACTORIZATIONS = ("CHOLESKY", "QR")
 FORCE_RATE_TIME = 0.0625  # [s]: K = √T × force_rate (EstimatorConfig, Unknown inputs)
+# largest values of the keys with a natural bound (every other number: sensors.section.LIMIT in magnitude)
+MAXIMA = {"rate": 1e6, "lag": 100_000, "max_relinearizations": 100, "max_coalesce": 10_000,
+          "recover_steps": 10_000_000, "max_pending": 10_000_000, "startup_timeout": 3600.0,
+          "latency_budget_ms": 3.6e6}
 
 
 @dataclass(frozen=True)
@@ -131,7 +135,10 @@ class EstimatorConfig:
                     "free_sigma", "latency_budget_ms", "linearization_tolerance")
         for name in positive:
             if not getattr(self, name) > 0.0:
-                raise MbstateError(f"estimator.{name}: must be a positive number, got {getattr(self, name)!r}")
+                raise MbstateError(f"estimator.{name}: must be a positive number, got {shown(getattr(self, name))}")
+        for name, maximum in MAXIMA.items():
+            if not getattr(self, name) <= maximum:
+                raise MbstateError(f"estimator.{name}: must be at most {maximum:g}, got {shown(getattr(self, name))}")
         checks = (("lag", self.lag >= 1, "at least 1 step"), ("delay_steps", 0.0 <= self.delay_steps < 1.0,
                   "in [0, 1)"), ("integrator_order", self.integrator_order in (2, 3), "2 or 3"),
                   ("relinearize_threshold", self.relinearize_threshold is None or self.relinearize_threshold >= 0.0,
@@ -145,7 +152,7 @@ class EstimatorConfig:
                   ("max_pending", self.max_pending >= 1, "at least 1"))
         for name, ok, requirement in checks:
             if not ok:
-                raise MbstateError(f"estimator.{name}: must be {requirement}, got {getattr(self, name)!r}")
+                raise MbstateError(f"estimator.{name}: must be {requirement}, got {shown(getattr(self, name))}")
         if self.lag < self.integrator_order - 1:
             raise MbstateError(f"estimator.lag: integrator order {self.integrator_order} needs a lag of at least "
                                f"{self.integrator_order - 1} steps, got {self.lag}")
@@ -201,10 +208,10 @@ def _actuator_names(section: Section, mech: Mechanism) -> tuple[str, ...]:
     names = section.raw("unknown_forces")
     known = [a.name for a in mech.actuators]
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        raise section.error("unknown_forces", f"must be a list of actuator names, got {names!r}")
+        raise section.error("unknown_forces", f"must be a list of actuator names, got {shown(names)}")
     for name in names:
         if name not in known:
-            raise section.error("unknown_forces", f"unknown actuator {name!r} (known: {', '.join(known) or 'none'})")
+            raise section.error("unknown_forces", f"unknown actuator {shown(name)} (known: {', '.join(known) or 'none'})")
     if len(set(names)) != len(names):
         raise section.error("unknown_forces", f"an actuator is repeated: {', '.join(names)}")
     return tuple(names)
@@ -214,13 +221,13 @@ def _coordinate_values(section: Section, mech: Mechanism) -> tuple[tuple[str, fl
     """``initial_state``: a map from coordinate names of ``mech`` to finite numbers."""
     values = section.raw("initial_state")
     if not isinstance(values, dict):
-        raise section.error("initial_state", f"must be a map of coordinate names to values, got {str(values)[:60]!r}")
+        raise section.error("initial_state", f"must be a map of coordinate names to values, got {shown(values, 60)}")
     pairs = []
     for name, value in values.items():
         if name not in mech.coordinate_names:
             known = ", ".join(mech.coordinate_names)
-            raise section.error("initial_state", f"unknown coordinate {str(name)[:40]!r} (known: {known[:200]})")
+            raise section.error("initial_state", f"unknown coordinate {shown(name, 40)} (known: {known[:200]})")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
-            raise section.error(f"initial_state.{name}", f"must be a finite number, got {str(value)[:40]!r}")
+            raise section.error(f"initial_state.{name}", f"must be a finite number, got {shown(value, 40)}")
         pairs.append((name, float(value)))
     return tuple(pairs)

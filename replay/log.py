@@ -77,7 +77,7 @@ from typing import Any, BinaryIO
 import msgpack
 import numpy as np
 
-from estimator.errors import MbstateError
+from estimator.errors import MbstateError, shown
 
 FORMAT, VERSION = "mbstate-log", 3
 READABLE_VERSIONS = (1, 2, 3)
@@ -336,16 +336,8 @@ def _checked(follower: LogFollower, record: Any, offset: int) -> Record:
             or (record[0] == "raw" and not isinstance(record[1].get("data"), bytes))
             or (record[0] == "control" and not isinstance(record[1].get("command"), str))
             or (record[0] == "end" and not follower.checked)):
-        raise follower._corrupt(offset, f"not an mbstate log record: {_short(record)}")
+        raise follower._corrupt(offset, f"not an mbstate log record: {shown(record, 80)}")
     return record[0], record[1]
-
-
-def _short(value: Any, limit: int = 80) -> str:
-    try:
-        text = repr(value)
-    except RecursionError:
-        text = f"<{type(value).__name__} nested too deep>"
-    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def log_files(paths: Iterable[str | Path]) -> list[Path]:

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from estimator.collector import steady_collection
-from estimator.errors import MbstateError
+from estimator.errors import MbstateError, shown
 from estimator.model import Mechanism
 from estimator.node.config import NodeConfig
 from estimator.node.intake import EstimatorFactory, Intake, intake_for, online_estimator
@@ -176,7 +176,7 @@ def update_durations(name: str | Path, records: Iterable[Record]) -> list[float]
             continue
         steps = record.get("update_steps")
         if not isinstance(steps, int) or steps < 1 or not isinstance(record.get("latency_ms"), (int, float)):
-            raise MbstateError(f"{name}: an estimate record without latency_ms and update_steps: {str(record)[:80]}")
+            raise MbstateError(f"{name}: an estimate record without latency_ms and update_steps: {shown(record, 80)}")
         durations.append(1e-3 * record["latency_ms"] * steps)
         skip = steps - 1
     if not durations:
@@ -194,7 +194,7 @@ def take_input(name: str | Path, intake: Intake, kind: str, body: dict[str, Any]
         return intake.receive(body["data"])
     if body["command"] == "reset":
         return intake.reset()
-    raise MbstateError(f"{name}: a control command this reader cannot replay: {body['command']!r}")
+    raise MbstateError(f"{name}: a control command this reader cannot replay: {shown(body['command'])}")
 
 
 def estimates_trajectory(mech: Mechanism, estimates: Sequence[Any]) -> Trajectory:

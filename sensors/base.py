@@ -26,6 +26,7 @@ from typing import Protocol
 import gtsam
 import numpy as np
 
+from estimator.errors import shown
 from estimator.factors import keys
 from estimator.factors.adapter import gtsam_factor
 from sensors.section import Section
@@ -33,6 +34,7 @@ from sensors.section import Section
 Jacobians = list[np.ndarray]
 BLOCK_KEYS: dict[str, Callable[[int], int]] = {"q": keys.Q, "v": keys.V, "a": keys.A, "l": keys.L, "f": keys.F}
 LOSSES = ("huber", "cauchy")
+MAX_RATE = 1e6  # [Hz]: the highest sensor rate a configuration may state
 
 
 @dataclass(frozen=True)
@@ -197,10 +199,10 @@ def wrap_angle(angle: np.ndarray) -> np.ndarray:
 
 def read_common(section: Section, kind: str, name: str, units: str) -> SensorParams:
     """The keys every sensor has: rate, units, noise, loss, bias_state (see configs/sensors/README.md)."""
-    rate = section.number("rate", positive=True)
+    rate = section.number("rate", positive=True, maximum=MAX_RATE)
     declared = section.text("units", units)
     if declared != units:
-        raise section.error("units", f"{kind} readings are in {units}, got {declared!r}")
+        raise section.error("units", f"{kind} readings are in {units}, got {shown(declared)}")
     noise = section.section("noise", {})
     saturation = None
     if noise.has("saturation"):

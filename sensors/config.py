@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from estimator.errors import MbstateError
+from estimator.errors import MbstateError, shown
 from estimator.model import Mechanism
 from estimator.yaml_file import read_yaml
 from sensors.accelerometer import Accelerometer
@@ -59,7 +59,7 @@ def build_sensors(document: Any, mech: Mechanism, source: str) -> SensorSet:
     slot = 0
     for name, data in entries.items():
         if not isinstance(name, str) or not name.strip():
-            raise MbstateError(f"{source}: sensors: a sensor id must be non-empty text, got {name!r}")
+            raise MbstateError(f"{source}: sensors: a sensor id must be non-empty text, got {shown(name)}")
         section = Section(source, f"sensors.{name}", data)
         kind = section.choice("kind", tuple(KINDS))
         sensor = KINDS[kind].from_config(section, name, mech)

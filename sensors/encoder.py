@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numba import njit
 
+from estimator.errors import shown
 from estimator.model import Body, Mechanism
 from sensors.base import Jacobians, SensorModel, SensorParams, check_noise, read_common, wrap_angle
 from sensors.geometry import LinearMap, axis_angle, axis_map, position_map, segment_map
@@ -98,7 +99,7 @@ class Encoder(SensorModel):
             else:
                 pair = section.raw("bodies")
                 if not isinstance(pair, list) or len(pair) != 2:
-                    raise section.error("bodies", f"must be [reference, body], got {pair!r}")
+                    raise section.error("bodies", f"must be [reference, body], got {shown(pair)}")
                 pick = Section(section.source, section.where, {"bodies[0]": pair[0], "bodies[1]": pair[1]})
                 reference, body = pick.body(mech, "bodies[0]"), pick.body(mech, "bodies[1]")
             counts = section.number("counts", 0, minimum=0)

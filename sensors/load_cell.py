@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from estimator.errors import shown
 from estimator.model import DISTANCE, Mechanism
 from sensors.base import Jacobians, SensorModel, SensorParams, check_noise, read_common
 from sensors.section import Section
@@ -64,7 +65,7 @@ class LoadCell(SensorModel):
             names = [a.name for a in mech.actuators]
             actuator = section.raw("actuator")
             if actuator not in names:
-                raise section.error("actuator", f"unknown actuator {actuator!r} (known: {', '.join(names) or 'none'})")
+                raise section.error("actuator", f"unknown actuator {shown(actuator)} (known: {', '.join(names) or 'none'})")
             spec = LoadCellParams(actuator=names.index(actuator))
             on_point = mech.actuators[spec.actuator].coordinate in mech.point_z.ravel()
             units = "N" if on_point else "N*m"
@@ -80,7 +81,7 @@ class LoadCell(SensorModel):
                 matches = [r for r in rows if mech.constraint_names[r] == label]
                 if not matches:
                     known = ", ".join(mech.constraint_names[r] for r in rows)
-                    raise section.error("constraint", f"no distance constraint named {label!r} (known: {known})")
+                    raise section.error("constraint", f"no distance constraint named {shown(label)} (known: {known})")
             row = matches[0]
             spec = LoadCellParams(row=row, length=math.sqrt(mech.arrays.c_coef[row, 0]))
             units = "N"

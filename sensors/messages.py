@@ -15,7 +15,12 @@ key        required  value
 =========  ========  =======================================================================
 
 Integers are accepted where floats are expected; booleans are not numbers here. Every rejection
-raises MessageError (an MbstateError) naming the key and the problem.
+raises MessageError (an MbstateError) naming the key and the problem, and its ``reason`` (the
+node's malformed counter): ``undecodable`` (not one msgpack object, map keys that are arrays or
+maps), ``too_deep`` (lists and maps nested more than MAX_DEPTH levels), ``unknown_sensor``, or
+``invalid`` (anything else). The first problem found decides, in the order of the checks:
+unpacking, depth, keys, ``sensor``, ``t``, ``seq``, ``value``, ``cov``. Values quoted in errors
+are shortened (estimator.errors.shown), never built by recursion over the value.
 """
 
 from __future__ import annotations
@@ -27,14 +32,20 @@ from dataclasses import dataclass
 import msgpack
 import numpy as np
 
-from estimator.errors import MbstateError
+from estimator.errors import MbstateError, nesting_depth, shown
 
 REQUIRED = ("sensor", "t", "seq", "value")
 OPTIONAL = ("cov",)
+MAX_DEPTH = 32  # nesting levels of any message the node unpacks (a reading needs 2: map, list)
+SEQ_LIMIT = 2**64  # ``seq`` is an unsigned 64-bit counter (msgpack's largest integer)
 
 
 class MessageError(MbstateError):
-    """A sensor message that cannot be used."""
+    """A sensor message that cannot be used; ``reason``: its malformed counter (module docstring)."""
+
+    def __init__(self, text: str, reason: str = "invalid") -> None:
+        super().__init__(text)
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -65,13 +76,22 @@ def encode(reading: Reading) -> bytes:
     return msgpack.packb(reading.to_map(), use_bin_type=True)
 
 
-def decode(data: bytes, dimensions: Mapping[str, int]) -> Reading:
-    """Unpack and validate one message; ``dimensions`` maps known sensor ids to their value size."""
+def unpack(data: bytes) -> object:
+    """One msgpack object, nested at most MAX_DEPTH levels; MessageError ``undecodable`` (bad msgpack,
+    trailing bytes, invalid UTF-8, a map key that is an array or a map) or ``too_deep``."""
     try:
         message = msgpack.unpackb(data, raw=False, strict_map_key=False)
-    except (msgpack.ExtraData, msgpack.FormatError, msgpack.StackError, ValueError) as exc:
-        raise MessageError(f"not one msgpack object ({type(exc).__name__}: {exc})") from None
-    return validate(message, dimensions)
+    except (ValueError, TypeError) as exc:  # msgpack's errors are ValueErrors; unhashable keys TypeError
+        raise MessageError(f"not one msgpack object ({type(exc).__name__}: {shown(str(exc), 80)})",
+                           "undecodable") from None
+    if nesting_depth(message, MAX_DEPTH) > MAX_DEPTH:
+        raise MessageError(f"nested more than {MAX_DEPTH} levels deep", "too_deep")
+    return message
+
+
+def decode(data: bytes, dimensions: Mapping[str, int]) -> Reading:
+    """Unpack and validate one message; ``dimensions`` maps known sensor ids to their value size."""
+    return validate(unpack(data), dimensions)
 
 
 def _is_number(value: object) -> bool:
@@ -83,37 +103,41 @@ def _numbers(key: str, value: object, size: int) -> np.ndarray:
     items = [value] if size == 1 and _is_number(value) else value
     if not isinstance(items, (list, tuple)) or not all(_is_number(v) for v in items):
         expected = "a number" if size == 1 else f"a list of {size} numbers"
-        raise MessageError(f"'{key}' must be {expected}, got {value!r}")
+        raise MessageError(f"'{key}' must be {expected}, got {shown(value)}")
     if len(items) != size:
         raise MessageError(f"'{key}' must have {size} element{'s' if size != 1 else ''}, got {len(items)}")
     array = np.array(items, dtype=float)
     if not np.all(np.isfinite(array)):
-        raise MessageError(f"'{key}' has a non-finite element: {value!r}")
+        raise MessageError(f"'{key}' has a non-finite element: {shown(value)}")
     return array
 
 
 def validate(message: object, dimensions: Mapping[str, int]) -> Reading:
-    """A Reading from a decoded message map; MessageError naming the first problem."""
+    """A Reading from a decoded message map; MessageError naming the first problem (with its reason)."""
     if not isinstance(message, dict):
         raise MessageError(f"a message must be a map, got {type(message).__name__}")
-    unknown = sorted(str(k) for k in message if k not in REQUIRED + OPTIONAL)
+    if nesting_depth(message, MAX_DEPTH) > MAX_DEPTH:
+        raise MessageError(f"nested more than {MAX_DEPTH} levels deep", "too_deep")
+    unknown = sorted(shown(k, 40) for k in message if not isinstance(k, str) or k not in REQUIRED + OPTIONAL)
     if unknown:
-        raise MessageError(f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
+        raise MessageError(f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(unknown[:6])}"
+                           f"{f' … ({len(unknown)} in all)' if len(unknown) > 6 else ''} "
                            f"(allowed: {', '.join(REQUIRED + OPTIONAL)})")
     missing = [k for k in REQUIRED if k not in message]
     if missing:
         raise MessageError(f"missing key{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
     sensor = message["sensor"]
     if not isinstance(sensor, str):
-        raise MessageError(f"'sensor' must be text, got {sensor!r}")
+        raise MessageError(f"'sensor' must be text, got {shown(sensor)}")
     if sensor not in dimensions:
-        raise MessageError(f"unknown sensor '{sensor}' (known: {', '.join(dimensions)})")
+        raise MessageError(f"unknown sensor {shown(sensor, 60)} (known: {', '.join(dimensions)})",
+                           "unknown_sensor")
     t = message["t"]
     if not _is_number(t) or not math.isfinite(t):
-        raise MessageError(f"'t' must be a finite number of seconds, got {t!r}")
+        raise MessageError(f"'t' must be a finite number of seconds, got {shown(t)}")
     seq = message["seq"]
-    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
-        raise MessageError(f"'seq' must be an integer >= 0, got {seq!r}")
+    if not isinstance(seq, int) or isinstance(seq, bool) or not 0 <= seq < SEQ_LIMIT:
+        raise MessageError(f"'seq' must be an integer >= 0 and < 2**64, got {shown(seq)}")
     size = dimensions[sensor]
     value = _numbers("value", message["value"], size)
     cov = None

@@ -2,7 +2,9 @@
 
 Every accessor names the full key path in its error (``fourbar.yaml: sensors.coupler_gyro.rate:
 must be a positive number``) and the reader rejects keys it was never asked for, so a typo is an
-error instead of a silently ignored setting.
+error instead of a silently ignored setting. Every number has a range: the accessor's bounds, and
+at most LIMIT in magnitude where a key states none. Values quoted in errors are shortened
+(estimator.errors.shown).
 """
 
 from __future__ import annotations
@@ -10,8 +12,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from estimator.errors import MbstateError
+from estimator.errors import MbstateError, shown
 from estimator.model import Body, Mechanism
+
+LIMIT = 1e9  # largest magnitude of a number whose key states no range of its own
 
 
 class Section:
@@ -38,44 +42,55 @@ class Section:
     def text(self, key: str, default: str | None = None) -> str:
         value = self.raw(key, default)
         if not isinstance(value, str) or not value:
-            raise self.error(key, "required text" if value is None else f"must be text, got {value!r}")
+            raise self.error(key, "required text" if value is None else f"must be text, got {shown(value)}")
         return value
 
     def number(self, key: str, default: float | None = None, minimum: float | None = None,
-               positive: bool = False) -> float:
-        """A finite number; ``positive``: > 0; ``minimum``: ≥ minimum."""
+               positive: bool = False, maximum: float = LIMIT) -> float:
+        """A finite number; ``positive``: > 0; ``minimum``: ≥ minimum; ≤ ``maximum`` and ≥ −LIMIT."""
         value = self.raw(key, default)
         if value is None:
             raise self.error(key, "required")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise self.error(key, f"must be a finite number, got {value!r}")
+            raise self.error(key, f"must be a finite number, got {shown(value)}")
         if positive and value <= 0.0:
-            raise self.error(key, f"must be a positive number, got {value!r}")
+            raise self.error(key, f"must be a positive number, got {shown(value)}")
         if minimum is not None and value < minimum:
-            raise self.error(key, f"must be at least {minimum:g}, got {value!r}")
+            raise self.error(key, f"must be at least {minimum:g}, got {shown(value)}")
+        if value > maximum or value < -LIMIT:
+            raise self.error(key, f"must be at most {maximum:g}, got {shown(value)}" if value > maximum
+                             else f"must be at least {-LIMIT:g}, got {shown(value)}")
         return float(value)
 
+    def count(self, key: str, default: int, minimum: int = 1, maximum: int = int(LIMIT)) -> int:
+        """A whole number in [minimum, maximum] (an integer in the file, or a float with no fraction)."""
+        value = self.raw(key, default)
+        if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
+                or value != int(value) or not minimum <= value <= maximum):
+            raise self.error(key, f"must be a whole number in [{minimum}, {maximum}], got {shown(value)}")
+        return int(value)
+
     def numbers(self, key: str, size: int, default: tuple[float, ...] | None = None) -> tuple[float, ...]:
-        """A list of ``size`` finite numbers."""
+        """A list of ``size`` finite numbers, each at most LIMIT in magnitude."""
         value = self.raw(key, default)
         if value is None:
             raise self.error(key, "required")
         if (not isinstance(value, (list, tuple)) or len(value) != size
                 or any(isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)
-                       for v in value)):
-            raise self.error(key, f"must be a list of {size} finite numbers, got {value!r}")
+                       or abs(v) > LIMIT for v in value)):
+            raise self.error(key, f"must be a list of {size} finite numbers within ±{LIMIT:g}, got {shown(value)}")
         return tuple(float(v) for v in value)
 
     def flag(self, key: str, default: bool) -> bool:
         value = self.raw(key, default)
         if not isinstance(value, bool):
-            raise self.error(key, f"must be true or false, got {value!r}")
+            raise self.error(key, f"must be true or false, got {shown(value)}")
         return value
 
     def choice(self, key: str, choices: tuple[str, ...], default: str | None = None) -> str:
         value = self.raw(key, default)
         if value not in choices:
-            raise self.error(key, f"must be one of {', '.join(choices)}, got {value!r}")
+            raise self.error(key, f"must be one of {', '.join(choices)}, got {shown(value)}")
         return value
 
     def section(self, key: str, default: dict | None = None) -> Section:
@@ -93,7 +108,7 @@ class Section:
             return mech.bodies[value]
         if isinstance(value, str) and value in names:
             return mech.bodies[names.index(value)]
-        raise self.error(key, f"unknown body {value!r} (known: {', '.join(names)})")
+        raise self.error(key, f"unknown body {shown(value)} (known: {', '.join(names)})")
 
     def point(self, mech: Mechanism, key: str) -> int:
         """A point index of ``mech`` (by index or name)."""
@@ -103,11 +118,13 @@ class Section:
             return value
         if isinstance(value, str) and value in mech.point_names:
             return mech.point_names.index(value)
-        raise self.error(key, f"unknown point {value!r} (points are 0..{count - 1} or a point name)")
+        raise self.error(key, f"unknown point {shown(value)} (points are 0..{count - 1} or a point name)")
 
     def finish(self) -> None:
         """Reject keys nobody asked for."""
-        unknown = sorted(set(map(str, self.data)) - self._used)
+        unknown = sorted(key[:40].replace("\n", "\\n") if isinstance(key, str) else shown(key, 40)
+                         for key in self.data if key not in self._used)
         if unknown:
+            text = ", ".join(unknown)
             raise MbstateError(f"{self.source}: {self.where}: unknown key{'s' if len(unknown) > 1 else ''} "
-                               f"{', '.join(unknown)}")
+                               f"{text if len(text) <= 200 else text[:197] + '...'}")

@@ -14,7 +14,7 @@ import sys
 from estimator.errors import MbstateError
 
 COMMAND_MODULES = ("demo", "run", "replay", "publish", "log", "echo", "simulate", "check", "forward", "inverse", "hybrid",
-                   "statics", "bench")
+                   "statics", "bench", "keys")
 
 
 class ArgumentParser(argparse.ArgumentParser):

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from estimator.errors import shown
 from estimator.mechanism_file import load_mechanism
+from estimator.node.access import CurveParams, key_pair
 from estimator.model import Mechanism
 from estimator.yaml_file import read_yaml
 from sensors.config import SensorSet, load_sensors
@@ -24,6 +26,9 @@ from sensors.section import Section
 TOP_KEYS = ("mechanism", "sensors", "estimator", "node", "description")
 TRANSPORTS = ("tcp://", "ipc://", "inproc://")
 START_PLACEHOLDER = "{start}"
+MAX_QUEUE = 10_000_000  # [messages]: queue and drain
+MAX_MESSAGE_BYTES = 1 << 30  # [bytes]
+DAY_S = 86_400.0  # [s]: the longest period or interval a setting may have
 
 EstimatorConfigReader = Callable[[Section, Mechanism], Any]
 
@@ -63,7 +68,8 @@ class NodeParams:
     ``max_message_bytes``: ZMQ_MAXMSGSIZE (a peer sending more is disconnected by ZeroMQ; counted as
     a disconnect). ``max_future_s``: a reading stamped later than the newest accepted stamp plus
     this [s] is dropped. ``status_period_s``: status message period [s, wall clock].
-    ``log_interval_s``: at most one log line per problem kind per interval [s].
+    ``log_interval_s``: at most one log line per problem kind per interval [s]. ``curve``: CURVE
+    authentication and encryption of every socket (estimator.node.access; None: off).
     """
 
     sub: str = "tcp://127.0.0.1:5555"
@@ -76,6 +82,7 @@ class NodeParams:
     status_period_s: float = 1.0
     log_interval_s: float = 5.0
     log: LogParams = field(default_factory=LogParams)
+    curve: CurveParams | None = None
 
 
 @dataclass(frozen=True)
@@ -91,17 +98,10 @@ class NodeConfig:
     node: NodeParams
 
 
-def _count(section: Section, key: str, default: int, minimum: int = 1) -> int:
-    value = section.raw(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise section.error(key, f"must be an integer >= {minimum}, got {value!r}")
-    return value
-
-
 def _endpoint(section: Section, key: str, default: str) -> str:
     value = section.text(key, default)
     if not value.startswith(TRANSPORTS):
-        raise section.error(key, f"must be a ZeroMQ endpoint ({', '.join(TRANSPORTS)}...), got {value!r}")
+        raise section.error(key, f"must be a ZeroMQ endpoint ({', '.join(TRANSPORTS)}...), got {shown(value)}")
     return value
 
 
@@ -114,30 +114,45 @@ def _log_params(section: Section) -> LogParams:
     default = LogParams()
     path = section.raw("path", default.path)
     if path is not None and (not isinstance(path, str) or not path.strip()):
-        raise section.error("path", f"must be a file name or null (no recording), got {path!r}")
+        raise section.error("path", f"must be a file name or null (no recording), got {shown(path)}")
     params = LogParams(path=path,
-                       flush_records=_count(section, "flush_records", default.flush_records),
-                       flush_seconds=section.number("flush_seconds", default.flush_seconds, positive=True),
+                       flush_records=section.count("flush_records", default.flush_records, maximum=1_000_000),
+                       flush_seconds=section.number("flush_seconds", default.flush_seconds, positive=True,
+                                                    maximum=3600.0),
                        record_estimates=section.flag("record_estimates", default.record_estimates),
                        rotate_mb=_optional(section, "rotate_mb"), rotate_minutes=_optional(section, "rotate_minutes"))
     section.finish()
     return params
 
 
-def node_params(section: Section) -> NodeParams:
-    """The ``node:`` section (every key optional; defaults of :class:`NodeParams`)."""
+def _curve_params(section: Section, base: Path) -> CurveParams:
+    """``node.curve``: the node's secret key file and the clients' key directory, both relative to the
+    configuration file and checked here (a bad key is a load error, not a start-up surprise)."""
+    secret_key, clients = base / section.text("secret_key"), base / section.text("clients")
+    key_pair(secret_key)
+    if not clients.is_dir() or not any(clients.glob("*.key")):
+        raise section.error("clients", f"must be a directory holding the clients' public keys (*.key): {clients}")
+    section.finish()
+    return CurveParams(secret_key=secret_key, clients=clients)
+
+
+def node_params(section: Section, base: Path = Path(".")) -> NodeParams:
+    """The ``node:`` section (every key optional; defaults of :class:`NodeParams`); ``base``: the
+    directory that key files are relative to."""
     default = NodeParams()
     params = NodeParams(
         sub=_endpoint(section, "sub", default.sub),
         pub=_endpoint(section, "pub", default.pub),
         control=_endpoint(section, "control", default.control),
-        queue=_count(section, "queue", default.queue),
-        drain=_count(section, "drain", default.drain),
-        max_message_bytes=_count(section, "max_message_bytes", default.max_message_bytes, minimum=64),
-        max_future_s=section.number("max_future_s", default.max_future_s, positive=True),
-        status_period_s=section.number("status_period_s", default.status_period_s, positive=True),
-        log_interval_s=section.number("log_interval_s", default.log_interval_s, minimum=0.0),
-        log=_log_params(section.section("log", {})))
+        queue=section.count("queue", default.queue, maximum=MAX_QUEUE),
+        drain=section.count("drain", default.drain, maximum=MAX_QUEUE),
+        max_message_bytes=section.count("max_message_bytes", default.max_message_bytes, minimum=64,
+                                        maximum=MAX_MESSAGE_BYTES),
+        max_future_s=section.number("max_future_s", default.max_future_s, positive=True, maximum=DAY_S),
+        status_period_s=section.number("status_period_s", default.status_period_s, positive=True, maximum=DAY_S),
+        log_interval_s=section.number("log_interval_s", default.log_interval_s, minimum=0.0, maximum=DAY_S),
+        log=_log_params(section.section("log", {})),
+        curve=_curve_params(section.section("curve"), base) if section.raw("curve") is not None else None)
     endpoints = [params.sub, params.pub, params.control]
     if len(set(endpoints)) != len(endpoints) and not any(e.endswith(":*") for e in endpoints):
         raise section.error("sub", "the sub, pub and control endpoints must differ")
@@ -182,7 +197,7 @@ def load_node_config(path: str | Path, estimator_config: EstimatorConfigReader |
     estimator_section = Section(source, "estimator", top.raw("estimator", {}))
     estimator = reader(estimator_section, mech)
     estimator_section.finish()
-    node = node_params(Section(source, "node", top.raw("node", {})))
+    node = node_params(Section(source, "node", top.raw("node", {})), base)
     top.finish()
     return NodeConfig(source=source, mechanism_path=mechanism_path, sensors_path=sensors_path, mech=mech,
                       sensors=sensor_set, estimator=estimator, node=node)

@@ -2,12 +2,14 @@
 
 For each message received (bytes off the socket, or a map read back from a log):
 
-1. unpack msgpack (failure: malformed ``undecodable``);
+1. unpack msgpack (sensors.messages.unpack; failure: malformed ``undecodable``, or ``too_deep``
+   for lists and maps nested more than sensors.messages.MAX_DEPTH levels);
 2. record it, verbatim and before anything else: a message that unpacks to a map (valid or not) as a
-   ``reading`` record, any other bytes as a ``raw`` record, so that replaying the log reproduces
-   the estimates and the counters;
+   ``reading`` record, any other bytes (undecodable, too deep, another msgpack type) as a ``raw``
+   record, so that replaying the log reproduces the estimates and the counters;
 3. validate it (sensors.messages.validate with the sensor set's dimensions; failure: malformed
-   ``unknown_sensor`` or ``invalid`` — types, shapes, NaN / inf, unknown keys);
+   with the reason of the first problem found: ``unknown_sensor`` or ``invalid`` — types, shapes,
+   NaN / inf, unknown keys);
 4. admit it: per sensor the stamp must increase (else dropped ``backwards``), and it must not lie
    more than ``max_future_s`` after the newest accepted stamp (else dropped ``future``); sequence
    numbers only reveal gaps (readings lost upstream or by the input queue), a restart is allowed;
@@ -65,15 +67,10 @@ class Throttle:
 class Intake:
     """Owns the estimator's input side and the statistics of one run (see the module docstring).
 
-<<<<<<< HEAD
     ``estimator`` follows estimator.online_estimator.OnlineEstimator (add, advance with ``final``,
-    reset, counters, started); ``budget_s``: step latency budget [s]; ``log``: where messages and
-    (``record_estimates``) estimates are recorded, or None. An ``estimate`` record is the estimate
-=======
-    ``estimator`` follows estimator.online_estimator.OnlineEstimator (add, advance, reset,
-    counters, started, and ``observability`` if it has one); ``budget_s``: step latency budget [s];
-    ``log``: where messages and (``record_estimates``) estimates are recorded, or None. An ``estimate`` record is the estimate
->>>>>>> wt-obs
+    reset, counters, started, and ``observability`` if it has one); ``budget_s``: step latency budget
+    [s]; ``log``: where messages and (``record_estimates``) estimates are recorded, or None. An
+    ``estimate`` record is the estimate
     message without ``type``, plus ``f``: the forces of ``actuators`` in that order (nan if absent),
     so it has the keys of a ``truth`` record.
     """
@@ -97,7 +94,7 @@ class Intake:
         except UNPACK_ERRORS as exc:
             self._record_raw(data)
             self.counters.received += 1
-            self._malformed("undecodable", f"not one msgpack object ({type(exc).__name__})")
+            self._malformed(exc.reason, str(exc))
             return []
         if not isinstance(message, dict):
             self._record_raw(data)
@@ -115,9 +112,7 @@ class Intake:
         try:
             reading = validate(message, self.dimensions)
         except MessageError as exc:
-            sensor = message.get("sensor") if isinstance(message, dict) else None
-            unknown = isinstance(sensor, str) and sensor not in self.dimensions
-            self._malformed("unknown_sensor" if unknown else "invalid", str(exc))
+            self._malformed(exc.reason, str(exc))
             return []
         reason = self._admission(reading)
         if reason:

@@ -30,13 +30,14 @@ from typing import Any
 
 import numpy as np
 
-from estimator.errors import MbstateError
+from estimator.errors import MbstateError, nesting_depth
 from estimator.model import ONE, ZERO, Mechanism
 from estimator.node.config import NodeConfig
 from sensors.config import SensorSet
 
 CHECKED = ("coordinates", "constraints", "sensors", "parameters")
 SHOWN = 6  # names shown in a message before "… (N in all)"
+HEADER_DEPTH = 16  # the sensor configuration, the deepest part of a header, takes 5 levels
 
 
 def model_parameters(mech: Mechanism) -> dict[str, list[float]]:
@@ -81,7 +82,10 @@ def shortened(names: Sequence[str], shown: int = SHOWN) -> str:
 
 def check_recorded_for(path: str | Path, header: dict[str, Any], config: NodeConfig) -> list[str]:
     """Check a log's header against the configuration's mechanism and sensors (module docstring):
-    raises MbstateError on a mismatch, returns the lines to show (notes, a warning)."""
+    raises MbstateError on a mismatch (also for a header nested deeper than any writer makes one,
+    HEADER_DEPTH levels), returns the lines to show (notes, a warning)."""
+    if nesting_depth(header, HEADER_DEPTH) > HEADER_DEPTH:
+        raise MbstateError(f"{path}: the header record is nested more than {HEADER_DEPTH} levels deep")
     mech = config.mech
     recorded_mech = Path(str(header.get("mechanism", "(not named)"))).name
     configured_mech = config.mechanism_path.name

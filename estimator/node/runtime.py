@@ -10,11 +10,14 @@ publish the estimates it completes; answer one control request; publish a status
 ``node.status_period_s``; count the peers ZeroMQ disconnects (a socket monitor); flush the log
 when its flush interval has passed, records or not (the poll's timeout bounds the wait). The input queue is
 bounded by ZMQ_RCVHWM (= ``node.queue``): beyond it ZeroMQ drops messages, which show up as sequence
-gaps per sensor. Messages over ZMQ_MAXMSGSIZE never reach the node: ZeroMQ disconnects their sender
-(counted in ``disconnects``); the sender reconnects by itself.
+gaps per sensor. Messages over ZMQ_MAXMSGSIZE (input and control) never reach the node: ZeroMQ
+disconnects their sender (on the input counted in ``disconnects``); the sender reconnects by itself.
+Access (estimator.node.access): optional CURVE on every socket, a warning for an endpoint bound beyond
+loopback without it, and an ``ipc://`` endpoint a live process serves is refused.
 
 Control requests and replies are msgpack maps: ``{"command": "status" | "reset" | "shutdown"}``;
-replies carry ``ok`` (true / false) and ``command``, ``error`` (text) when not ok; ``status``
+replies carry ``ok`` (true / false) and ``command``, ``error`` (text, the request shortened; counted
+in ``bad_requests``) when not ok; ``status``
 replies with the status message. SIGINT / SIGTERM (main thread) and ``shutdown`` stop the loop;
 the steps due by the newest stamp that a coalescing estimator still held back are then processed
 and published (estimator.node.intake.Intake.finish); :meth:`Node.close` publishes a last status
@@ -32,10 +35,12 @@ from collections.abc import Callable
 from typing import Any
 
 import zmq
+from zmq.auth.thread import ThreadAuthenticator
 from zmq.utils.monitor import recv_monitor_message
 
 from estimator.collector import steady_collection
-from estimator.errors import MbstateError
+from estimator.errors import MbstateError, shown
+from estimator.node.access import beyond_loopback, check_ipc_free, curve_server, key_pair
 from estimator.node.config import NodeConfig
 from estimator.node.intake import EstimatorFactory, intake_for, log_header, online_estimator
 from estimator.node.publishing import UNPACK_ERRORS, estimate_message, pack, unpack
@@ -63,6 +68,7 @@ class Node:
         self.stop_requested = threading.Event()
         self.endpoints: dict[str, str] = {}
         self._sockets: list[zmq.Socket] = []
+        self.authenticator: ThreadAuthenticator | None = None
         try:
             self._bind()
             path = config.node.log.resolved_path()
@@ -79,27 +85,37 @@ class Node:
         self.started_at = self._status_at = time.monotonic()
 
     def _socket(self, kind: int, name: str, options: dict[int, int] | None = None) -> zmq.Socket:
-        endpoint = getattr(self.config.node, name)
+        endpoint, where = getattr(self.config.node, name), f"{self.config.source}: node.{name}"
+        check_ipc_free(endpoint, where)
         socket = self.context.socket(kind)
         self._sockets.append(socket)
         for option, value in (options or {}).items():
             socket.setsockopt(option, value)
+        if self.config.node.curve is not None:
+            curve_server(socket, key_pair(self.config.node.curve.secret_key))
+        elif beyond_loopback(endpoint):
+            LOGGER.warning("node: %s binds %s beyond loopback without CURVE: any host that reaches it can send "
+                           "readings and commands (node.curve)", name, endpoint)
         try:
             socket.bind(endpoint)
         except zmq.ZMQError as exc:
-            raise MbstateError(f"{self.config.source}: node.{name}: cannot bind {endpoint} ({exc})") from None
+            raise MbstateError(f"{where}: cannot bind {endpoint} ({exc})") from None
         self.endpoints[name] = socket.getsockopt_string(zmq.LAST_ENDPOINT)
         return socket
 
     def _bind(self) -> None:
         params = self.config.node
         self.context.setsockopt(zmq.LINGER, 0)
+        if params.curve is not None:
+            self.authenticator = ThreadAuthenticator(self.context)
+            self.authenticator.start()
+            self.authenticator.configure_curve(domain="*", location=str(params.curve.clients))
         self.sub = self._socket(zmq.SUB, "sub", {zmq.RCVHWM: params.queue, zmq.MAXMSGSIZE: params.max_message_bytes})
         self.sub.setsockopt(zmq.SUBSCRIBE, b"")
         self.monitor = self.sub.get_monitor_socket(zmq.EVENT_DISCONNECTED)
         self._sockets.append(self.monitor)
         self.pub = self._socket(zmq.PUB, "pub", {zmq.LINGER: 500})  # the last status may still reach subscribers
-        self.control = self._socket(zmq.REP, "control")
+        self.control = self._socket(zmq.REP, "control", {zmq.MAXMSGSIZE: params.max_message_bytes})
         self.poller = zmq.Poller()
         for socket in (self.sub, self.control, self.monitor):
             self.poller.register(socket, zmq.POLLIN)
@@ -174,12 +190,14 @@ class Node:
         data = self.control.recv()
         try:
             request = unpack(data)
-        except UNPACK_ERRORS:
-            request = None
+            got = shown(request, 80)
+        except UNPACK_ERRORS as exc:
+            request, got = None, str(exc)
         command = request.get("command") if isinstance(request, dict) else None
-        if command not in COMMANDS:
-            reply = {"ok": False, "error": f"expected a msgpack map {{command: {' | '.join(COMMANDS)}}}, "
-                                           f"got {str(request)[:80]}"}
+        if not isinstance(command, str) or command not in COMMANDS:
+            reply = {"ok": False, "error": f"expected a msgpack map {{command: {' | '.join(COMMANDS)}}}, got {got}"}
+            self.intake.counters.bad_requests += 1
+            self.intake.throttle.warn("bad control request", got)
         elif command == "status":
             reply = {"ok": True, "command": command, **self.status()}
         else:
@@ -218,6 +236,8 @@ class Node:
             self.sub.disable_monitor()
         for socket in self._sockets:
             socket.close()
+        if self.authenticator is not None:
+            self.authenticator.stop()
         self.context.term()
 
 

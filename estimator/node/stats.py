@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from sensors.messages import SEQ_LIMIT
+
 
 class LatencyWindow:
     """The last ``size`` step latencies [s] with p50 / p99 over them and the maximum since start."""
@@ -29,20 +31,34 @@ class LatencyWindow:
         return {"p50": 1e3 * float(p50), "p99": 1e3 * float(p99), "max": 1e3 * self.worst}
 
 
+MAX_SEQ_GAP = 2**24  # a longer jump forward is taken as a restarted counter, not as lost readings
+
+
 @dataclass
 class SensorTrack:
     """What the node has seen of one sensor: the last accepted stamp and sequence number, how many
-    readings it accepted, and the sequence numbers it never saw (lost upstream or by the input queue)."""
+    readings it accepted, the sequence numbers it never saw (``gaps``: lost upstream or by the input
+    queue) and how often its counter restarted (``restarts``).
+
+    The step from one accepted ``seq`` to the next is taken modulo 2**64: +1 is the normal case, +2 …
+    +MAX_SEQ_GAP + 1 adds the skipped numbers to ``gaps``; anything else (back, repeated, or a jump of
+    more than MAX_SEQ_GAP, which no queue or link drop explains) is a restart of the sensor's counter.
+    """
 
     last_t: float | None = None
     last_seq: int | None = None
     accepted: int = 0
     gaps: int = 0
+    restarts: int = 0
     period_count: int = 0
 
     def accept(self, t: float, seq: int) -> None:
-        if self.last_seq is not None and seq > self.last_seq + 1:
-            self.gaps += seq - self.last_seq - 1
+        if self.last_seq is not None:
+            step = (seq - self.last_seq) % SEQ_LIMIT
+            if 1 < step <= MAX_SEQ_GAP + 1:
+                self.gaps += step - 1
+            elif step != 1:
+                self.restarts += 1
         self.last_t, self.last_seq = t, seq
         self.accepted += 1
         self.period_count += 1
@@ -50,7 +66,7 @@ class SensorTrack:
     def report(self, period: float) -> dict:
         """Status entry; the rate [Hz] is over the ``period`` [s] since the previous report."""
         entry = {"rate_hz": self.period_count / max(period, 1e-9), "accepted": self.accepted, "gaps": self.gaps,
-                 "last_t": self.last_t}
+                 "restarts": self.restarts, "last_t": self.last_t}
         self.period_count = 0
         return entry
 
@@ -59,11 +75,13 @@ class SensorTrack:
 class NodeCounters:
     """Everything the node counts about its input, with the reason of every drop.
 
-    ``received``: messages taken off the socket; ``malformed``: rejected by validation (reasons
-    ``undecodable``, ``unknown_sensor``, ``invalid``); ``dropped``: valid but not used (``backwards``,
+    ``received``: messages taken off the socket; ``malformed``: rejected by validation, one reason
+    per message, the first problem found (``undecodable``, ``too_deep``, ``unknown_sensor``,
+    ``invalid``: sensors.messages); ``dropped``: valid but not used (``backwards``,
     ``future``, ``ignored``); ``late``: the estimator's window had passed; ``accepted``: handed to the
     estimator; ``steps`` / ``overruns``: estimates published / over the latency budget;
-    ``disconnects``: input peers ZeroMQ dropped (an oversized message disconnects its sender).
+    ``disconnects``: input peers ZeroMQ dropped (an oversized message disconnects its sender);
+    ``bad_requests``: control requests that were not a known command (answered with an error).
     """
 
     received: int = 0
@@ -72,11 +90,12 @@ class NodeCounters:
     steps: int = 0
     overruns: int = 0
     disconnects: int = 0
+    bad_requests: int = 0
     dropped: Counter = field(default_factory=Counter)
     malformed: Counter = field(default_factory=Counter)
 
     def as_dict(self) -> dict:
         return {"received": self.received, "accepted": self.accepted, "late": self.late, "steps": self.steps,
-                "overruns": self.overruns, "disconnects": self.disconnects,
+                "overruns": self.overruns, "disconnects": self.disconnects, "bad_requests": self.bad_requests,
                 "dropped": sum(self.dropped.values()), "dropped_by_reason": dict(self.dropped),
                 "malformed": sum(self.malformed.values()), "malformed_by_reason": dict(self.malformed)}

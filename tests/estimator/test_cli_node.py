@@ -106,7 +106,7 @@ def test_run_with_a_wrong_configuration_is_one_line_and_exit_2(tmp_path, capsys)
                       "node: {queue: -1}\n", encoding="utf-8")
     assert cli_exit_code(["run", "--config", str(config)]) == 2
     err = capsys.readouterr().err
-    assert err == f"mbstate run: error: {config}: node.queue: must be an integer >= 1, got -1\n"
+    assert err == f"mbstate run: error: {config}: node.queue: must be a whole number in [1, 10000000], got -1\n"
     assert cli_exit_code(["run"]) == 2
     assert "the following arguments are required: --config" in capsys.readouterr().err
 

@@ -54,16 +54,23 @@ def test_log_path_start_placeholder() -> None:
 
 
 @pytest.mark.parametrize("body,match", [
-    ("node: {queue: 0}", r"node\.queue: must be an integer >= 1, got 0"),
-    ("node: {drain: 2.5}", r"node\.drain: must be an integer >= 1"),
-    ("node: {max_message_bytes: 10}", r"node\.max_message_bytes: must be an integer >= 64"),
+    ("node: {queue: 0}", r"node\.queue: must be a whole number in \[1, 10000000\], got 0"),
+    ("node: {queue: 100000000000000000000}", r"node\.queue: must be a whole number in \[1, 10000000\], got 1000"),
+    ("node: {max_message_bytes: 1.0e+20}", r"node\.max_message_bytes: must be a whole number in \[64, 1073741824\], "
+                                           r"got 1e\+20$"),
+    ("node: {max_future_s: 1.0e+20}", r"node\.max_future_s: must be at most 86400, got 1e\+20$"),
+    ("estimator: {lag: 1.0e+20}", r"estimator\.lag: must be at most 1e\+09, got 1e\+20$"),
+    ("estimator: {lag: 1000000}", r"estimator\.lag: must be at most 100000, got 1000000$"),
+    ("estimator: {rate: 1.0e+300}", r"estimator\.rate: must be at most 1e\+09, got 1e\+300$"),
+    ("node: {drain: 2.5}", r"node\.drain: must be a whole number in \[1, 10000000\], got 2\.5"),
+    ("node: {max_message_bytes: 10}", r"node\.max_message_bytes: must be a whole number in \[64, "),
     ("node: {max_future_s: -1}", r"node\.max_future_s: must be a positive number"),
     ("node: {status_period_s: fast}", r"node\.status_period_s: must be a finite number"),
     ("node: {sub: 'localhost:5555'}", r"node\.sub: must be a ZeroMQ endpoint"),
     ("node: {pub: 'tcp://127.0.0.1:5555'}", r"node\.sub: the sub, pub and control endpoints must differ"),
     ("node: {queu: 10}", r"node: unknown key queu"),
     ("node: {log: {path: ''}}", r"node\.log\.path: must be a file name or null"),
-    ("node: {log: {flush_records: -3}}", r"node\.log\.flush_records: must be an integer >= 1"),
+    ("node: {log: {flush_records: -3}}", r"node\.log\.flush_records: must be a whole number in \[1, 1000000\]"),
     ("node: {log: {record_estimates: yes please}}", r"node\.log\.record_estimates: must be true or false"),
     ("node: {log: {every: 1}}", r"node\.log: unknown key every"),
     ("node: {log: {rotate_mb: 0}}", r"node\.log\.rotate_mb: must be a positive number"),

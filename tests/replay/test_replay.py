@@ -47,7 +47,8 @@ def live_run(tmp_path, estimator: str, factory, seconds: float, seed: int, bad: 
 
 
 def test_replay_of_the_node_log_reproduces_the_live_estimates_exactly(tmp_path) -> None:
-    bad = [{"sensor": "coupler_gyro", "t": 0.1, "seq": 0, "value": math.nan}, {"sensor": "nope", "t": 0.1},
+    bad = [{"sensor": "coupler_gyro", "t": 0.1, "seq": 0, "value": math.nan},
+           {"sensor": "nope", "t": 0.1, "seq": 0, "value": 1.0},
            b"\xc1", msgpack.packb(42)]  # the last two are not maps: recorded as raw records
     config, live, live_status = live_run(tmp_path, "{unknown_forces: [motor]}", fixed_clock_estimator, 0.25, 3, bad)
     result = replay(tmp_path / "run.log", config, fixed_clock_estimator)

@@ -32,7 +32,9 @@ def test_round_trip_of_scalar_and_vector_readings_with_cov() -> None:
 
 @pytest.mark.parametrize("bad,match", [
     (["not", "a", "map"], "must be a map"),
-    (message(extra=1), "unknown key extra"),
+    (message(extra=1), "unknown key 'extra'"),
+    (message(extra=1, sensor="lidar"), "unknown key 'extra'"),  # the first problem found decides
+    (message(seq=2**64), "'seq' must be an integer >= 0 and < 2\\*\\*64"),
     (message(seq=...), "missing key seq"),
     (message(sensor=5), "'sensor' must be text"),
     (message(sensor="lidar"), "unknown sensor 'lidar'"),
@@ -61,3 +63,25 @@ def test_undecodable_bytes_are_rejected() -> None:
         decode(msgpack.packb(message()) + b"\x01", KNOWN)
     with pytest.raises(MessageError, match="not one msgpack object"):
         decode(msgpack.packb(message())[:-2], KNOWN)
+
+
+def test_the_reason_is_the_first_problem_found() -> None:
+    with pytest.raises(MessageError) as error:
+        validate(message(extra=1, sensor="lidar"), KNOWN)
+    assert error.value.reason == "invalid"
+    with pytest.raises(MessageError) as error:
+        validate(message(sensor="lidar"), KNOWN)
+    assert error.value.reason == "unknown_sensor"
+
+
+def test_hostile_bytes_are_undecodable_or_too_deep_with_short_texts() -> None:
+    deep = 0.0
+    for _ in range(1000):
+        deep = [deep]
+    for data, reason in [(bytes.fromhex("81910101"), "undecodable"), (b"\x81\x81\x01\x01\x01", "undecodable"),
+                         (msgpack.packb(message(value=deep)), "too_deep")]:
+        with pytest.raises(MessageError) as error:
+            decode(data, KNOWN)
+        assert error.value.reason == reason and len(str(error.value)) < 200
+    with pytest.raises(MessageError, match=r"'value' must be a list of 2 numbers, got \[\[\[\[...\]\]\]\]$"):
+        validate(message(value=[[[[[1.0]]]]]), KNOWN)
