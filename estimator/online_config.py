@@ -145,6 +145,7 @@ class EstimatorConfig:
                    "null or at least 0"),
                   ("factorization", self.factorization in FACTORIZATIONS, f"one of {', '.join(FACTORIZATIONS)}"),
                   ("max_relinearizations", self.max_relinearizations >= 0, "at least 0"),
+                  ("acceleration_noise", self.acceleration_noise >= 0.0, "at least 0"),
                   ("force_rate", self.force_rate is None or self.force_rate > 0.0, "null or a positive number"),
                   ("startup_span", 0.0 <= self.startup_span <= 10.0, "in [0, 10] s"),
                   ("max_coalesce", self.max_coalesce >= 1, "at least 1"), ("recover_steps", self.recover_steps >= 1,
