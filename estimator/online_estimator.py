@@ -518,20 +518,27 @@ class OnlineEstimator:
         self._window = {k: entry for k, entry in self._window.items() if k >= oldest}
 
     def _relinearize(self, kept: range, solved: list[np.ndarray]) -> list[np.ndarray]:
-        """Linearize again where the newest step's linearization is off by more than the tolerance at its
-        estimate (EstimatorConfig, Solver): every step of the window that far off, at the window's estimate,
-        and update again; repeated at most ``max_relinearizations`` times. The estimates of ``kept``."""
+        """Linearize again where the window's linearization is off by more than the tolerance at its
+        estimate (EstimatorConfig, Solver). Checked on the newest step (its readings move it most) and
+        on the oldest (its linearization is frozen into the marginal when it leaves the window; the
+        later readings have smoothed it furthest): if either is off, every step of the window that far
+        off is linearized again at the window's estimate and the update repeated, at most
+        ``max_relinearizations`` times. The estimates of ``kept``."""
         tolerance = self.config.linearization_tolerance
         for _ in range(self.config.max_relinearizations):
+            if not self._window:
+                break
+            ends = {kept[-1]: solved[-1], min(self._window): None}
+            if all(self._window[k][0].linearization_error(self._estimate(k) if x is None else x) <= tolerance
+                   for k, x in ends.items() if k in self._window):
+                break
             graph, remove, moved = gtsam.NonlinearFactorGraph(), [], []
             for k, (rows, slot) in self._window.items():
-                x = self._split.join([self._smoother.estimate(key) for key in self._split.keys(k)])
+                x = self._estimate(k)
                 if rows.linearization_error(x) > tolerance:
                     moved.append((k, rows.at(x)))
                     remove.append(slot)
                     graph.add(self._step_factor(k, moved[-1][1]))
-            if not moved:
-                break
             recoveries = self._smoother.recoveries
             solved = self._solved(self._smoother.replace_factors(remove, graph, self._keys(kept)))
             if self._smoother.recoveries > recoveries:
@@ -541,6 +548,10 @@ class OnlineEstimator:
                 self._window[k] = (rows, slot)
             self._counters["relinearizations"] += 1
         return solved
+
+    def _estimate(self, k: int) -> np.ndarray:
+        """The smoother's current estimate of step k's stacked state."""
+        return self._split.join([self._smoother.estimate(key) for key in self._split.keys(k)])
 
     def _keys(self, steps: range) -> list[int]:
         """The keys of the states of ``steps``."""
