@@ -33,7 +33,7 @@ from estimator.model import (ANGLE, CONSTRAINT_WIDTH, DISTANCE, LINEAR, ONE, ZER
 from estimator.yaml_file import read_yaml
 
 TOP_KEYS = {"parameters", "points", "planar_bodies", "relative_coordinates", "gravity", "constraints",
-            "forces", "actuators", "name", "description"}
+            "forces", "actuators", "configurations", "name", "description"}
 POINT_KEYS = {"x", "y", "fixed", "name"}
 BODY_KEYS = {"points", "length", "mass", "I0", "cog", "visual", "name"}
 RELATIVE_KEYS = {"type", "points", "bodies", "name"}
@@ -179,6 +179,7 @@ def build_mechanism(document: Any, path: str = "<mechanism>") -> Mechanism:
     _constraints(read, doc.get("constraints") or [], variables, xy, bodies, point_z, coordinate, np.array(q0), tables)
     forces = _forces(read, doc.get("forces") or [], variables, xy, bodies, point_z, coordinate, tables.n)
     actuators = _actuators(read, doc.get("actuators") or [], coordinate)
+    configurations = _configurations(read, doc.get("configurations") or {}, variables, coordinate)
 
     n = tables.n
     size = n + len(tables.constants)
@@ -202,7 +203,8 @@ def build_mechanism(document: Any, path: str = "<mechanism>") -> Mechanism:
         source=path, coordinate_names=tuple(names),
         point_names=tuple(name or str(p) for p, name in enumerate(point_names)),
         point_z=point_z, bodies=bodies, constraint_names=tuple(tables.names), actuators=actuators,
-        gravity=gravity, gravity_z=gravity_z, q0=np.array(q0, dtype=float), arrays=arrays)
+        gravity=gravity, gravity_z=gravity_z, q0=np.array(q0, dtype=float), arrays=arrays,
+        configurations=configurations)
 
 
 def _name(read: _Reader, item: dict, entry: str) -> str | None:
@@ -471,6 +473,23 @@ def _forces(read: _Reader, items: Any, variables: dict[str, float], xy: np.ndarr
             forces.torque_idx.append([*point_z[i], *point_z[j]])
             forces.torque_val.append(value("value"))
     return forces
+
+
+def _configurations(read: _Reader, items: Any, variables: Mapping[str, float],
+                    coordinate: _CoordinateLookup) -> tuple[tuple[str, tuple[tuple[str, float], ...]], ...]:
+    """Named configurations: {name: {coordinate: value}}, the values held when the mechanism is
+    assembled there (an estimator's ``initial_state`` may name one)."""
+    if not isinstance(items, dict):
+        raise read.fail("configurations", f"expected a mapping of names to coordinate values, got {type(items).__name__}")
+    result = []
+    for name, values in items.items():
+        entry = f"configurations.{name}"
+        if not isinstance(name, str) or not name:
+            raise read.fail("configurations", f"a configuration name must be text, got {name!r}")
+        values = read.mapping(values, entry, set(coordinate.names))
+        result.append((name, tuple((key, read.number(value, f"{entry}.{key}", variables))
+                                   for key, value in values.items())))
+    return tuple(result)
 
 
 def _actuators(read: _Reader, items: Any, coordinate: _CoordinateLookup) -> tuple[Actuator, ...]:

@@ -91,6 +91,7 @@ class Mechanism:
     gravity_z: np.ndarray
     q0: np.ndarray
     arrays: Arrays
+    configurations: tuple[tuple[str, tuple[tuple[str, float], ...]], ...] = ()  # named: (name, ((coordinate, value), …))
 
     @property
     def n(self) -> int:

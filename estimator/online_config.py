@@ -67,7 +67,7 @@ class EstimatorConfig:
       start state at the middle of the span, t0 (encoders: value, rate and acceleration); the grid starts
       at t0. ``startup_timeout`` [s] sensor time after the first reading after which the estimator starts
       without the sensors that have not reported. ``initial_state``: values of named coordinates
-      {name: value} held while the mechanism file's configuration is assembled into the anchor q_a that
+      {name: value}, or the name of one of the mechanism file's ``configurations``, held while the mechanism file's configuration is assembled into the anchor q_a that
       the start-up solution starts from (and stays on the branch of); without absolute sensors the start
       is q_a. ``position_sigma`` [m, rad], ``velocity_sigma`` [m/s, rad/s]: σ of the start prior on q
       and q̇, centred on the start-up solution (q̈ and λ get ``free_sigma``, loose). When the
@@ -219,10 +219,18 @@ def _actuator_names(section: Section, mech: Mechanism) -> tuple[str, ...]:
 
 
 def _coordinate_values(section: Section, mech: Mechanism) -> tuple[tuple[str, float], ...]:
-    """``initial_state``: a map from coordinate names of ``mech`` to finite numbers."""
+    """``initial_state``: a map from coordinate names of ``mech`` to finite numbers, or the name of one
+    of the mechanism file's ``configurations``."""
     values = section.raw("initial_state")
+    named = dict(mech.configurations)
+    if isinstance(values, str):
+        if values not in named:
+            raise section.error("initial_state", f"unknown configuration {shown(values, 40)} (the mechanism file's "
+                                                 f"configurations: {', '.join(named)[:200] or 'none'})")
+        return named[values]
     if not isinstance(values, dict):
-        raise section.error("initial_state", f"must be a map of coordinate names to values, got {shown(values, 60)}")
+        raise section.error("initial_state", f"must be a map of coordinate names to values or a configuration name, "
+                                             f"got {shown(values, 60)}")
     pairs = []
     for name, value in values.items():
         if name not in mech.coordinate_names:

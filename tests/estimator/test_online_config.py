@@ -5,13 +5,16 @@ from __future__ import annotations
 import dataclasses
 import re
 
+import numpy as np
 import pytest
 import yaml
 from conftest import MECHANISMS, REPO
 
+from estimator.constraints import constraint_values
 from estimator.errors import MbstateError
-from estimator.mechanism_file import load_mechanism
+from estimator.mechanism_file import build_mechanism, load_mechanism
 from estimator.online_config import EstimatorConfig
+from estimator.online_startup import start_anchor
 from sensors.section import Section
 
 
@@ -84,6 +87,24 @@ def test_initial_state_is_a_map_of_coordinate_values() -> None:
         read({"initial_state": {"theta0": "x"}})
     with pytest.raises(MbstateError, match=r"estimator\.initial_state: must be a map"):
         read({"initial_state": [1.0]})
+
+
+def test_initial_state_names_a_configuration_of_the_mechanism_file() -> None:
+    document = yaml.safe_load((MECHANISMS / "fourbar_crank.yaml").read_text())
+    document["configurations"] = {"raised": {"theta0": "pi/2"}}
+    mech = build_mechanism(document, "fourbar_crank.yaml")
+    section = Section("est.yaml", "estimator", {"initial_state": "raised"})
+    config = EstimatorConfig.from_section(section, mech)
+    assert config.initial_state == (("theta0", pytest.approx(1.5707963267948966)),)
+    anchor = start_anchor(mech, config.initial_state)
+    assert anchor[mech.coordinate_names.index("theta0")] == pytest.approx(np.pi / 2)
+    assert np.max(np.abs(constraint_values(mech, anchor))) < 1e-10
+    with pytest.raises(MbstateError, match=r"estimator\.initial_state: unknown configuration 'folded' \(the "
+                                           r"mechanism file's configurations: raised\)"):
+        EstimatorConfig.from_section(Section("est.yaml", "estimator", {"initial_state": "folded"}), mech)
+    document["configurations"] = {"bad": {"nope": 1.0}}
+    with pytest.raises(MbstateError, match=r"configurations\.bad: unknown key 'nope'"):
+        build_mechanism(document, "fourbar_crank.yaml")
 
 
 def test_force_rate_sets_the_random_walk_density() -> None:
