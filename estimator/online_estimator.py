@@ -19,11 +19,18 @@ factor saves ~30 µs of GTSAM's update (its Python callback), and a threshold of
 default) relinearized one step factor in 5000 (at start-up).
 
 Relinearization. Without ``relinearize_threshold`` each step factor is linearized once; after an
-update the newest step's rows are evaluated at its estimate, and where they differ from their
-linearization by more than ``linearization_tolerance`` (in σ of the rows) the window's step factors
-that far off are swapped, in GTSAM, for ones linearized at the window's estimate and the update is
-repeated (at most ``max_relinearizations`` times): Gauss-Newton while the estimate is far from the
-readings (start-up, a jump), one evaluation per update once it tracks.
+update the rows of the window's newest and oldest steps are evaluated at their estimates (the newest
+moves most with its readings; the oldest is frozen into the marginal next, after the later readings
+smoothed it), and where either differs from its linearization by more than
+``linearization_tolerance`` (in σ of the rows) the window's step factors that far off are swapped,
+in GTSAM, for ones linearized at the window's estimate and the update is repeated (at most
+``max_relinearizations`` times): Gauss-Newton while the estimate is far from the readings
+(start-up, a jump), two evaluations per update once it tracks.
+
+Process noise. The integrator rows carry the white acceleration the model does not explain
+(``acceleration_noise`` A: σ A√h on q̇, A h^1.5/√12 on q, estimator.online_config), so the readings
+can pull the trajectory off the discrete model's; a start the position sensors do not fix gets the
+wide ``guess_sigma`` prior on q (online_startup.determines_position).
 
 Steps drafted ahead. Once the estimates of an update are out (at the next ``add``), the steps of the
 next update (one, or c when coalescing, see Load) are drafted: each one's initial guess predicted
