@@ -31,8 +31,9 @@ class LatencyWindow:
 
 @dataclass
 class SensorTrack:
-    """What the node has seen of one sensor: the last accepted stamp and sequence number, how many
-    readings it accepted, and the sequence numbers it never saw (lost upstream or by the input queue)."""
+    """What the node has seen of one sensor: the last accepted stamp, the last sequence number of a valid
+    reading (admitted or not), how many readings it accepted, and the sequence numbers it never saw
+    (lost upstream or by the input queue; a reading dropped for its stamp or value is not a gap)."""
 
     last_t: float | None = None
     last_seq: int | None = None
@@ -40,10 +41,16 @@ class SensorTrack:
     gaps: int = 0
     period_count: int = 0
 
-    def accept(self, t: float, seq: int) -> None:
-        if self.last_seq is not None and seq > self.last_seq + 1:
+    def see(self, seq: int) -> bool:
+        """Note the sequence number of a valid reading; True if numbers were skipped (a gap)."""
+        skipped = self.last_seq is not None and seq > self.last_seq + 1
+        if skipped:
             self.gaps += seq - self.last_seq - 1
-        self.last_t, self.last_seq = t, seq
+        self.last_seq = seq
+        return skipped
+
+    def accept(self, t: float) -> None:
+        self.last_t = t
         self.accepted += 1
         self.period_count += 1
 
@@ -60,10 +67,12 @@ class NodeCounters:
     """Everything the node counts about its input, with the reason of every drop.
 
     ``received``: messages taken off the socket; ``malformed``: rejected by validation (reasons
-    ``undecodable``, ``unknown_sensor``, ``invalid``); ``dropped``: valid but not used (``backwards``,
-    ``future``, ``ignored``); ``late``: the estimator's window had passed; ``accepted``: handed to the
+    ``undecodable``, ``unknown_sensor``, ``invalid``); ``dropped``: valid but not used (reasons
+    below); ``late``: the estimator's window had passed; ``accepted``: handed to the
     estimator; ``steps`` / ``overruns``: estimates published / over the latency budget;
-    ``disconnects``: input peers ZeroMQ dropped (an oversized message disconnects its sender).
+    ``disconnects``: input peers ZeroMQ dropped (an oversized message disconnects its sender);
+    ``resyncs``: restarts at a new sensor time (estimator.node.intake). Dropped reasons: ``backwards``,
+    ``future``, ``range`` and ``cov`` (sensors.plausibility), ``ignored`` and ``outlier`` (the estimator's).
     """
 
     received: int = 0
@@ -72,11 +81,13 @@ class NodeCounters:
     steps: int = 0
     overruns: int = 0
     disconnects: int = 0
+    resyncs: int = 0
     dropped: Counter = field(default_factory=Counter)
     malformed: Counter = field(default_factory=Counter)
 
     def as_dict(self) -> dict:
         return {"received": self.received, "accepted": self.accepted, "late": self.late, "steps": self.steps,
                 "overruns": self.overruns, "disconnects": self.disconnects,
+                "resyncs": self.resyncs,
                 "dropped": sum(self.dropped.values()), "dropped_by_reason": dict(self.dropped),
                 "malformed": sum(self.malformed.values()), "malformed_by_reason": dict(self.malformed)}
