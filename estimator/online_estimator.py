@@ -45,7 +45,8 @@ still in the window (steps newest − lag … newest: its own factor, added with
 ``late`` for older steps (counted, logged at debug level, not used); ``dropped`` is counted when the
 pending buffer (``max_pending`` readings) is full and the oldest pending reading is discarded (the
 new one is still ``pending``); ``ignored``: a reading the state cannot use (a load cell on λ without
-dynamics, a known actuator) or one from before the grid's start.
+dynamics, a known actuator) or one from before the grid's start; ``outlier``: a reading the gate
+(``_outlier``, EstimatorConfig Outliers) refused, not used.
 
 Start-up. Readings are buffered until every usable sensor has reported once (or ``startup_timeout``
 of sensor time has passed since the first) and ``startup_span`` of sensor time has passed; t0 is then
@@ -53,7 +54,18 @@ the middle of the span, and the initial state and the forces' prior are solved f
 (online_startup: the encoders fitted over the span). Readings stamped before t0 − h/2 served only
 the start-up; the later ones attach to the steps from t0 on.
 The sensors' observability is checked there (estimator.observability): directions they cannot see
-are logged once as a warning and flag every estimate ``unobservable``.
+are logged once as a warning and flag every estimate ``unobservable``. A start-up that fails (a
+non-finite state, a singular fit, a mechanism that does not assemble) drops its buffer (counted in
+``dropped`` and ``startup_failures``) and starts again from the readings that follow.
+
+Solver failure. When the smoother fails twice in a row (estimator.smoother.SolverFailure), or an
+estimate about to be published is not finite or is off its model rows by more than IMPLAUSIBLE σ
+(the solver has left the mechanism), the steps of that update are not published and the estimator
+goes back to start-up (``reset`` with reason ``reinitialized``, counted in ``reinitializations``):
+the next ``startup_span`` of readings gives a new grid and start state, as after the ``reset``
+command (step numbers from 0), and the estimates of its first window are flagged
+``reinitialized``. The run never ends on a solver failure. ``reset`` with reason ``resync`` is the
+same restart when the sensors' time has moved (estimator.node.intake, flag ``resync``).
 
 Load. Every update is timed with the injected ``clock``, from the moment its steps are due (the
 graph is built from their drafts) to their estimates (smoother update, estimate, outputs); the
@@ -90,7 +102,6 @@ from functools import partial
 
 import gtsam
 import numpy as np
-from scipy.special import chdtri
 
 from estimator.collector import collect_if_due
 from estimator.constraints import constraint_jacobian
@@ -209,10 +220,6 @@ class OnlineEstimator:
         self._freeze = FreezeSwitch()
         self._unit: dict[int, gtsam.noiseModel.Base] = {}
         self._counters: dict[str, int] = dict.fromkeys(COUNTERS, 0)
-        # the outlier gate by reading dimension: the chi-square quantile of outlier_probability (None: no gate)
-        probability = config.outlier_probability
-        self._gates = {} if probability is None else {
-            d: float(chdtri(d, probability)) for d in {s.dimension for s in sensors.sensors}}
         # the degradation levels (module docstring, Load) that change something in this configuration
         first_helps = config.relinearize_threshold is not None or config.publish_sigmas
         self._levels = [0] + [1] * first_helps + list(range(2, config.max_coalesce + 1))
@@ -351,18 +358,20 @@ class OnlineEstimator:
         return self._count("late")
 
     def _outlier(self, sensor: str, observation: Observation, k: int) -> bool:
-        """The gate (EstimatorConfig, Outliers): the reading against the state of step k, or of the nearest
-        step with a state (solved, or guessed for a drafted step), carried to its stamp. Not in the first
-        window after a start (the start prior leaves q̈, λ and the forces loose: no reference yet), nor
-        without a state within a step of k (the start-up's readings, attached before any step is solved)."""
-        if not self._gates or k <= self.config.lag:
+        """The gate (EstimatorConfig, Outliers): the reading against the state of step k, else of step
+        k − 1, carried to its stamp, where that state is solved or is the guess of the next step to solve
+        (one step predicted; guesses further ahead, while coalescing, are no reference: the accelerometer's
+        q̈ is held over the steps). Not in the first window after a start either: the start prior leaves
+        q̈, λ and the forces loose."""
+        gate = self.config.outlier_gate
+        if gate is None or k <= self.config.lag:
             return False
-        j = k if k in self._states else min(self._states, key=lambda i: abs(i - k))
-        if abs(k - j) > 1:
+        j = next((j for j in (k, k - 1) if j in self._states and j <= self._next), None)
+        if j is None:
             return False
         distance = squared_innovation(observation, self._states[j], observation.delta + (k - j) * self.config.dt)
         run = self._outlier_runs.get(sensor, 0)
-        if distance <= self._gates[observation.term.sensor.dimension]:
+        if distance <= gate * gate:
             self._outlier_runs[sensor] = 0
             return False
         if run >= self.config.outlier_release:
