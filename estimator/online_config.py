@@ -84,8 +84,8 @@ class EstimatorConfig:
       less its prediction, R: its covariance) exceeds outlier_gate² (a chi-square statistic against a
       threshold) is dropped as an ``outlier`` (null: no gate). R leaves out the prediction's own
       uncertainty, which a fast motion makes large: the prediction holds q̈ over a step, and in clean
-      runs of the accuracy matrix precise accelerometers were up to ~130 σ off their prediction (the
-      README gives the figures), so the default gates gross errors only. After ``outlier_release``
+      runs of the accuracy matrix readings of q̈ and λ were up to ~1300 σ off their prediction
+      (configs/estimator/README.md gives the figures), so the default gates gross errors only. After ``outlier_release``
       outliers in a row from one sensor its readings are taken again until one passes the gate (the
       prediction, not the sensor, was off).
     """
@@ -121,7 +121,7 @@ class EstimatorConfig:
     recover_steps: int = 200
     recover_fraction: float = 0.5
     max_pending: int = 10_000
-    outlier_gate: float | None = 1000.0
+    outlier_gate: float | None = 3000.0
     outlier_release: int = 5
 
     def __post_init__(self) -> None:

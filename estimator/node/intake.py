@@ -259,12 +259,13 @@ class Intake:
 
 
     def state(self, level: int) -> str:
-        """The status ``state`` (the first that holds): ``waiting`` (no reading admitted for ``quiet_s``:
-        silence, or readings held back until the sensors agree on a new time), ``starting`` (the
-        estimator's start-up), ``shedding`` (a sequence gap appeared within ``quiet_s``: input lost
-        upstream or by the input queue), ``degraded`` (degradation ``level`` above 0), ``running``."""
+        """The status ``state`` (the first that holds): ``waiting`` (readings were admitted, but none for
+        ``quiet_s``: silence, or readings held back until the sensors agree on a new time), ``starting``
+        (the estimator's start-up, also before any input), ``shedding`` (a sequence gap appeared within
+        ``quiet_s``: input lost upstream or by the input queue), ``degraded`` (degradation ``level``
+        above 0), ``running``."""
         now = self.clock()
-        if now - self._admitted_at > self.quiet_s:
+        if math.isfinite(self._admitted_at) and now - self._admitted_at > self.quiet_s:
             return "waiting"
         if not self.estimator.started:
             return "starting"

@@ -66,6 +66,9 @@ def test_values_out_of_range_and_implausible_covariances_are_dropped_by_reason()
 def test_gaps_count_the_sequence_numbers_never_seen_and_status_says_shedding() -> None:
     clock = Clock()
     node = intake(clock)
+    clock.now = 5.0
+    assert node.state(0) == "starting"  # before any input
+    clock.now = 0.0
     stream(node, 0.0, 0.1)
     assert node.state(0) == "running"
     node.handle(reading(ENCODER, 0.1, 13))  # 3 readings lost upstream or by the queue
