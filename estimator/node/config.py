@@ -54,7 +54,8 @@ class NodeParams:
 
     ``sub`` / ``pub`` / ``control``: endpoints the node binds for sensor input (SUB), estimates and
     status (PUB) and commands (REP); ``tcp://HOST:*`` picks a free port. ``queue``: input high-water
-    mark [messages] (ZMQ_RCVHWM: beyond it ZeroMQ drops, visible as sequence gaps).
+    mark [messages] (ZMQ_RCVHWM: beyond it ZeroMQ drops, visible as sequence gaps); it bounds the
+    backlog an overload leaves, and so the delay of the estimates after it (configs/estimator/README.md).
     ``drain``: messages handled per loop iteration before control and status get their turn.
     ``max_message_bytes``: ZMQ_MAXMSGSIZE (a peer sending more is disconnected by ZeroMQ; counted as
     a disconnect). ``max_future_s``: a reading stamped later than the newest accepted stamp plus
@@ -65,7 +66,7 @@ class NodeParams:
     sub: str = "tcp://127.0.0.1:5555"
     pub: str = "tcp://127.0.0.1:5556"
     control: str = "tcp://127.0.0.1:5557"
-    queue: int = 10_000
+    queue: int = 1_000
     drain: int = 100
     max_message_bytes: int = 65_536
     max_future_s: float = 1.0

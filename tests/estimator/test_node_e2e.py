@@ -100,7 +100,8 @@ def test_bad_messages_are_counted_and_the_node_keeps_running(tmp_path) -> None:
     assert status["malformed_by_reason"] == {"undecodable": 2, "invalid": 6, "unknown_sensor": 1}
     assert status["dropped_by_reason"] == {"backwards": 1, "future": 1}
     assert status["disconnects"] >= 1  # the oversized message never reached the node: its sender was dropped
-    assert after["accepted"] == 10 and after["state"] == "running"
+    # seq 99 after 4: 94 readings never seen (a gap, so the state says shedding); 5 after 100: a restart
+    assert after["accepted"] == 10 and after["gaps"] == 94 and after["state"] == "shedding"
     assert estimates(messages)[-1]["t"] == pytest.approx(0.09)  # still estimating after the bad input
     log = read_log(tmp_path / "run.log")
     assert len(log.readings) == 10 + len(bad) - 3  # every map recorded, valid or not; other payloads are not
