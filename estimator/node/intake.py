@@ -161,6 +161,8 @@ class Intake:
             self.throttle.warn("late", f"{reading.sensor} t={reading.t!r} is behind the estimator's window")
         elif verdict in ("ignored", "outlier"):
             self.counters.dropped[verdict] += 1
+            if verdict == "outlier":
+                self.throttle.warn("dropped outlier", f"{reading.sensor} t={reading.t!r} is far off the prediction")
         return estimates + self._advance()
 
     def _admission(self, reading: Reading) -> str | None:

@@ -9,7 +9,8 @@ messages, each through the shared per-message path (estimator.node.intake.Intake
 publish the estimates it completes; answer one control request; publish a status message every
 ``node.status_period_s``; count the peers ZeroMQ disconnects (a socket monitor). The input queue is
 bounded by ZMQ_RCVHWM (= ``node.queue``): beyond it ZeroMQ drops messages, which show up as sequence
-gaps per sensor. Messages over ZMQ_MAXMSGSIZE never reach the node: ZeroMQ disconnects their sender
+gaps per sensor and in the status (state ``shedding``, estimator.node.intake); the bound is what an
+overload can delay the estimates by. Messages over ZMQ_MAXMSGSIZE never reach the node: ZeroMQ disconnects their sender
 (counted in ``disconnects``); the sender reconnects by itself.
 
 Control requests and replies are msgpack maps: ``{"command": "status" | "reset" | "shutdown"}``;
