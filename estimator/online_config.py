@@ -83,9 +83,9 @@ class EstimatorConfig:
       ``outlier_gate`` [σ]: a reading whose squared Mahalanobis distance d² = rᵀ R⁻¹ r (r: the reading
       less its prediction, R: its covariance) exceeds outlier_gate² (a chi-square statistic against a
       threshold) is dropped as an ``outlier`` (null: no gate). R leaves out the prediction's own
-      uncertainty, which a fast motion makes large: the prediction holds q̈ over a step, and in clean
-      runs of the accuracy matrix readings of q̈ and λ were up to ~1300 σ off their prediction
-      (configs/estimator/README.md gives the figures), so the default gates gross errors only. After ``outlier_release``
+      uncertainty, which a fast motion makes large for the readings of q̈ and λ (the prediction holds
+      q̈ over a step; configs/estimator/README.md gives the figures of clean runs), so the default
+      gates gross errors only. After ``outlier_release``
       outliers in a row from one sensor its readings are taken again until one passes the gate (the
       prediction, not the sensor, was off).
     """

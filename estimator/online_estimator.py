@@ -261,7 +261,8 @@ class OnlineEstimator:
         """Totals since construction (kept by ``reset``), with the current degradation ``level``:
         readings (all added), their dispositions pending/used/late/dropped/ignored, steps processed,
         overruns (steps over the latency budget), degraded_steps, coalesced_steps, recoveries (level
-        lowered), solver_recoveries (smoother restarts, estimator.smoother), resets."""
+        lowered), solver_recoveries (smoother restarts, estimator.smoother), resets, resyncs and
+        reinitializations (``reset`` by reason), startup_failures, outlier (readings the gate refused)."""
         return {**self._counters, "level": self._level}
 
     def reset(self, reason: str | None = None) -> None:
@@ -315,7 +316,7 @@ class OnlineEstimator:
             return []
         due = int(np.floor((sensor_time - self._grid.t0) / self._grid.dt - self.config.delay_steps + 1e-9))
         estimates: list[StepEstimate] = []
-        while self._grid is not None and due - self._next + 1 >= (1 if final else self._group_size()):  # reinitialized
+        while self._grid is not None and due - self._next + 1 >= (1 if final else self._group_size()):  # None: failed
             estimates += self._update(range(self._next, min(due + 1, self._next + self._group_size())))
         return estimates
 
