@@ -92,6 +92,15 @@ class EstimatorConfig:
       at the deepest degradation level; after ``recover_steps`` steps without an overrun the level steps
       back by one if their mean latency is under ``recover_fraction`` of the budget; ``max_pending``
       readings kept for unprocessed steps.
+    Outliers (estimator.online_estimator module docstring, Readings)
+      ``outlier_gate`` [σ]: a reading whose squared Mahalanobis distance d² = rᵀ R⁻¹ r (r: the reading
+      less its prediction, R: its covariance) exceeds outlier_gate² (a chi-square statistic against a
+      threshold) is dropped as an ``outlier`` (null: no gate). R leaves out the prediction's own
+      uncertainty, which a fast motion makes large for the readings of q̈ and λ (the prediction holds
+      q̈ over a step; configs/estimator/README.md gives the figures of clean runs), so the default
+      gates gross errors only. After ``outlier_release``
+      outliers in a row from one sensor its readings are taken again until one passes the gate (the
+      prediction, not the sensor, was off).
     """
 
     rate: float = 1000.0
@@ -127,6 +136,8 @@ class EstimatorConfig:
     recover_steps: int = 200
     recover_fraction: float = 0.5
     max_pending: int = 10_000
+    outlier_gate: float | None = 3000.0
+    outlier_release: int = 5
 
     def __post_init__(self) -> None:
         positive = ("rate", "force_random_walk", "force_sigma", "dynamics_sigma", "jerk_random_walk",
@@ -150,7 +161,9 @@ class EstimatorConfig:
                   ("startup_span", 0.0 <= self.startup_span <= 10.0, "in [0, 10] s"),
                   ("max_coalesce", self.max_coalesce >= 1, "at least 1"), ("recover_steps", self.recover_steps >= 1,
                   "at least 1"), ("recover_fraction", 0.0 < self.recover_fraction <= 1.0, "in (0, 1]"),
-                  ("max_pending", self.max_pending >= 1, "at least 1"))
+                  ("max_pending", self.max_pending >= 1, "at least 1"),
+                  ("outlier_gate", self.outlier_gate is None or self.outlier_gate > 0.0, "null or a positive number"),
+                  ("outlier_release", self.outlier_release >= 1, "at least 1"))
         for name, ok, requirement in checks:
             if not ok:
                 raise MbstateError(f"estimator.{name}: must be {requirement}, got {shown(getattr(self, name))}")
@@ -181,7 +194,7 @@ class EstimatorConfig:
                 values[name] = _actuator_names(section, mech)
             elif name == "initial_state":
                 values[name] = _coordinate_values(section, mech)
-            elif name in ("relinearize_threshold", "force_rate") and section.raw(name) is None:
+            elif name in ("relinearize_threshold", "force_rate", "outlier_gate") and section.raw(name) is None:
                 values[name] = None
             elif isinstance(default, bool):
                 values[name] = section.flag(name, default)

@@ -52,7 +52,8 @@ still in the window (steps newest − lag … newest: its own factor, added with
 ``late`` for older steps (counted, logged at debug level, not used); ``dropped`` is counted when the
 pending buffer (``max_pending`` readings) is full and the oldest pending reading is discarded (the
 new one is still ``pending``); ``ignored``: a reading the state cannot use (a load cell on λ without
-dynamics, a known actuator) or one from before the grid's start.
+dynamics, a known actuator) or one from before the grid's start; ``outlier``: a reading the gate
+(``_outlier``, EstimatorConfig Outliers) refused, not used.
 
 Start-up. Readings are buffered until every usable sensor has reported once (or ``startup_timeout``
 of sensor time has passed since the first) and ``startup_span`` of sensor time has passed; t0 is then
@@ -60,7 +61,18 @@ the middle of the span, and the initial state and the forces' prior are solved f
 (online_startup: the encoders fitted over the span). Readings stamped before t0 − h/2 served only
 the start-up; the later ones attach to the steps from t0 on.
 The sensors' observability is checked there (estimator.observability): directions they cannot see
-are logged once as a warning and flag every estimate ``unobservable``.
+are logged once as a warning and flag every estimate ``unobservable``. A start-up that fails (a
+non-finite state, a singular fit, a mechanism that does not assemble) drops its buffer (counted in
+``dropped`` and ``startup_failures``) and starts again from the readings that follow.
+
+Solver failure. When the smoother fails twice in a row (estimator.smoother.SolverFailure), or an
+estimate about to be published is not finite or is off its model rows by more than IMPLAUSIBLE σ
+(the solver has left the mechanism), the steps of that update are not published and the estimator
+goes back to start-up (``reset`` with reason ``reinitialized``, counted in ``reinitializations``):
+the next ``startup_span`` of readings gives a new grid and start state, as after the ``reset``
+command (step numbers from 0), and the estimates of its first window are flagged
+``reinitialized``. The run never ends on a solver failure. ``reset`` with reason ``resync`` is the
+same restart when the sensors' time has moved (estimator.node.intake, flag ``resync``).
 
 Load. Every update is timed with the injected ``clock``, from the moment its steps are due (the
 graph is built from their drafts) to their estimates (smoother update, estimate, outputs); the
@@ -113,19 +125,29 @@ from estimator.factors.native import linearized_factor
 from estimator.factors.state_split import StateSplit
 from estimator.factors.frozen import FreezeSwitch, freezable
 from estimator.factors.observation_stack import (LinearizedStep, Observation, SensorTerm, sensor_term,
-                                                 stacked_step_error)
+                                                 squared_innovation, stacked_step_error, weighted_model_rows)
 from estimator.forces import generalized_forces
+from estimator.kinematics import AssemblyError
 from estimator.model import Mechanism
 from estimator.observability import ObservabilityReport, observability
 from estimator.online_config import EstimatorConfig
 from estimator.online_startup import determines_position, initial_state, position_motions, start_anchor
-from estimator.smoother import FixedLagSmoother, SmootherOptions
+from estimator.smoother import FixedLagSmoother, SmootherOptions, SolverFailure
 from sensors.config import SensorSet
 from sensors.messages import Reading
 
 log = logging.getLogger(__name__)
-COUNTERS = ("readings", "steps", "pending", "used", "late", "dropped", "ignored", "overruns", "degraded_steps",
-            "coalesced_steps", "recoveries", "solver_recoveries", "resets", "relinearizations")
+COUNTERS = ("readings", "steps", "pending", "used", "late", "dropped", "ignored", "outlier", "overruns",
+            "degraded_steps", "coalesced_steps", "recoveries", "solver_recoveries", "resets", "resyncs",
+            "reinitializations", "startup_failures", "relinearizations")
+RESTARTS = {"resync": "resyncs", "reinitialized": "reinitializations"}  # reset reasons and their counters
+IMPLAUSIBLE = 1e6  # [σ of the model rows]: an estimate whose rows are off by more is a solver failure
+
+
+def one_line(exc: Exception, limit: int = 200) -> str:
+    """An exception's text on one line, shortened (GTSAM's run over a dozen lines)."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -143,7 +165,8 @@ class StepEstimate:
     sigma: dict[str, np.ndarray] | None  # {"q", "qd", "forces"}: marginal std devs when enabled
     latency: float  # wall seconds of this step (its share when steps are coalesced)
     update_steps: int  # grid steps in the smoother update that gave this estimate (1 unless coalesced)
-    flags: tuple[str, ...]  # "startup", "degraded", "coalesced", "recovered", "solver_recovery", "unobservable"
+    flags: tuple[str, ...]  # "startup", "degraded", "coalesced", "recovered", "solver_recovery", "unobservable",
+    # "resync", "reinitialized"
 
 
 @dataclass(frozen=True)
@@ -247,11 +270,17 @@ class OnlineEstimator:
         """Totals since construction (kept by ``reset``), with the current degradation ``level``:
         readings (all added), their dispositions pending/used/late/dropped/ignored, steps processed,
         overruns (steps over the latency budget), degraded_steps, coalesced_steps, recoveries (level
-        lowered), solver_recoveries (smoother restarts, estimator.smoother), resets."""
+        lowered), solver_recoveries (smoother restarts, estimator.smoother), resets, resyncs and
+        reinitializations (``reset`` by reason), startup_failures, outlier (readings the gate refused)."""
         return {**self._counters, "level": self._level}
 
-    def reset(self) -> None:
-        """Back to start-up: buffers, window and degradation level cleared, counters kept."""
+    def reset(self, reason: str | None = None) -> None:
+        """Back to start-up: buffers, window and degradation level cleared, counters kept. ``reason``:
+        None (the reset command), ``resync`` (the sensors' time moved, estimator.node.intake) or
+        ``reinitialized`` (the solver failed): counted under its own name, and the estimates of the first
+        window after the next start-up carry it as a flag."""
+        self._reason = reason
+        self._outlier_runs: dict[str, int] = {}  # outliers in a row, by sensor
         self._grid: TimeGrid | None = None
         self._buffer: list[Reading] = []
         self._first: float | None = None
@@ -269,7 +298,7 @@ class OnlineEstimator:
             relinearize_threshold=self.config.relinearize_threshold))
         self._level, self._calm, self._calm_seconds = 0, 0, 0.0
         self._freeze.on = False
-        self._counters["resets"] += 1
+        self._counters[RESTARTS.get(reason, "resets")] += 1
 
     def add(self, reading: Reading) -> str:
         """Take one validated reading; its disposition (module docstring)."""
@@ -296,7 +325,7 @@ class OnlineEstimator:
             return []
         due = int(np.floor((sensor_time - self._grid.t0) / self._grid.dt - self.config.delay_steps + 1e-9))
         estimates: list[StepEstimate] = []
-        while due - self._next + 1 >= (1 if final else self._group_size()):
+        while self._grid is not None and due - self._next + 1 >= (1 if final else self._group_size()):  # None: failed
             estimates += self._update(range(self._next, min(due + 1, self._next + self._group_size())))
         return estimates
 
@@ -320,6 +349,8 @@ class OnlineEstimator:
         grid = self._grid
         k = grid.step(reading.t)
         observation = Observation(term, reading.value, term.whitening(reading.cov), reading.t - grid.time(k))
+        if self._outlier(reading.sensor, observation, k):
+            return self._count("outlier")
         if k >= self._next:
             if k in self._drafts:
                 self._drafts[k].rows.add(observation)
@@ -335,6 +366,28 @@ class OnlineEstimator:
         log.debug("late reading %s at t = %.6f s (step %d; window starts at step %d): not used",
                   reading.sensor, reading.t, k, self._next - 1 - self.config.lag)
         return self._count("late")
+
+    def _outlier(self, sensor: str, observation: Observation, k: int) -> bool:
+        """The gate (EstimatorConfig, Outliers): the reading against the state of step k, else of step
+        k − 1, carried to its stamp, where that state is solved or is the guess of the next step to solve
+        (one step predicted; guesses further ahead, while coalescing, are no reference: the accelerometer's
+        q̈ is held over the steps). Not in the first window after a start either: the start prior leaves
+        q̈, λ and the forces loose."""
+        gate = self.config.outlier_gate
+        if gate is None or k <= self.config.lag:
+            return False
+        j = next((j for j in (k, k - 1) if j in self._states and j <= self._next), None)
+        if j is None:
+            return False
+        distance = squared_innovation(observation, self._states[j], observation.delta + (k - j) * self.config.dt)
+        run = self._outlier_runs.get(sensor, 0)
+        if distance <= gate * gate:
+            self._outlier_runs[sensor] = 0
+            return False
+        if run >= self.config.outlier_release:
+            return False
+        self._outlier_runs[sensor] = run + 1
+        return True
 
     def _drop_oldest_pending(self) -> None:
         """Discard the oldest reading of the earliest step not yet processed (drafts come first)."""
@@ -362,7 +415,18 @@ class OnlineEstimator:
         if sensor_time - self._first < self.config.startup_span:
             return False
         t0 = max(self._first, max(r.t for r in self._buffer) - 0.5 * self.config.startup_span)
-        x0, force_sigmas = initial_state(self.mech, self.layout, by_sensor, self._terms, t0, self._assembled)
+        try:
+            with np.errstate(all="ignore"):
+                x0, force_sigmas = initial_state(self.mech, self.layout, by_sensor, self._terms, t0, self._assembled)
+            if not np.isfinite(x0).all():
+                raise FloatingPointError("a non-finite start state")
+        except (np.linalg.LinAlgError, AssemblyError, FloatingPointError) as exc:
+            log.warning("start-up at t = %.6f s failed (%s): starting again from the next readings", t0,
+                        one_line(exc))
+            self._counters["startup_failures"] += 1
+            self._counters["dropped"] += len(self._buffer)
+            self._buffer, self._first = [], None
+            return False
         sigmas = self._prior_sigmas()
         sigmas[self.layout.force] = np.minimum(sigmas[self.layout.force], force_sigmas)
         motions = position_motions(by_sensor, self._terms, t0)
@@ -489,9 +553,13 @@ class OnlineEstimator:
         newest = group[-1]
         oldest = max(0, min(group[0], newest + 1 - self.config.integrator_order))  # outputs, next prediction
         kept = range(oldest, newest + 1)
-        solved = self._solved(self._smoother.update_for(graph, values, stamps, self._keys(kept)))
-        self._track_step_factors(drafts, solver_recoveries)
-        solved = self._relinearize(kept, solved)
+        try:
+            solved = self._solved(self._smoother.update_for(graph, values, stamps, self._keys(kept)))
+            self._track_step_factors(drafts, solver_recoveries)
+            solved = self._relinearize(kept, solved)
+            self._check_plausible(solved[len(kept) - len(group):])
+        except SolverFailure as exc:
+            return self._reinitialize(group, exc)
         # the states kept (solved), and the guesses of any steps drafted beyond this update
         self._states = {j: x for j, x in self._states.items() if j > newest} | dict(zip(kept, solved))
         self._next = newest + 1
@@ -499,6 +567,7 @@ class OnlineEstimator:
         share = (self.clock() - start) / len(group)
         flags = ["degraded"] * (level >= 1) + ["coalesced"] * (len(group) > 1)
         flags += ["unobservable"] * (not self.observability.observable)
+        restarted = [self._reason] if self._reason else []
         if self._smoother.recoveries > solver_recoveries:
             self._counters["solver_recoveries"] += 1
             flags.append("solver_recovery")
@@ -508,8 +577,26 @@ class OnlineEstimator:
         self._counters["coalesced_steps"] += len(group) * (len(group) > 1)
         return [StepEstimate(step=k, t=self._grid.time(k), q=q, qd=qd, qdd=qdd, forces=forces, lam=lam, sigma=sigma,
                              latency=share, update_steps=len(group), flags=tuple(flags + ["startup"] * (k == 0)
-                                                        + ["recovered"] * (recovered and k == newest)))
+                                                        + ["recovered"] * (recovered and k == newest)
+                                                        + restarted * (k <= self.config.lag)))
                 for k, (q, qd, qdd, forces, lam, sigma) in zip(group, outputs)]
+
+    def _check_plausible(self, states: list[np.ndarray]) -> None:
+        """SolverFailure for an estimate about to be published that is not finite or whose model rows are
+        off by more than IMPLAUSIBLE σ (the solver has left the mechanism: a poisoned linear system)."""
+        for x in states:
+            finite = np.isfinite(x).all()
+            off = np.max(np.abs(weighted_model_rows(self._model, self._weights, x, jac=False)[0])) if finite else np.inf
+            if not off <= IMPLAUSIBLE:
+                raise SolverFailure(f"an estimate off its model rows by {off:.3g} σ")
+
+    def _reinitialize(self, group: range, exc: SolverFailure) -> list[StepEstimate]:
+        """The solver failed on the steps of ``group`` (none of them is published): back to start-up,
+        from the readings that arrive next, with reason ``reinitialized``."""
+        log.warning("steps %d–%d at t = %.6f s: %s; re-initializing from the next readings", group[0], group[-1],
+                    self._grid.time(group[-1]), one_line(exc))
+        self.reset("reinitialized")
+        return []
 
     def _track_step_factors(self, drafts: list[DraftStep], solver_recoveries: int) -> None:
         """Remember the GTSAM slots of the native step factors in the window (the step factor of each draft

@@ -16,7 +16,7 @@ Recovery. GTSAM raises RuntimeError for an ill-conditioned or indeterminate line
 raises, or returns non-finite values for the new variables, a fresh smoother is started from the
 last good estimate of every variable still in the window (a prior of standard deviation
 ``recovery_sigma`` on each) plus the new factors, and the failure is counted in ``recoveries``. A
-second failure in a row is an error. The restarted smoother factorizes by QR, whatever the options:
+second failure in a row raises ``SolverFailure`` (the online estimator then re-initializes). The restarted smoother factorizes by QR, whatever the options:
 measured on the four-bar after a forced failure, Cholesky on the normal equations of the tight
 priors (1e-9) next to the step factors (1e-10) reported an "Indeterminate linear system" at every
 following step, QR at none.
@@ -35,6 +35,10 @@ from estimator.errors import MbstateError
 FACTORIZATIONS = ("CHOLESKY", "QR")
 ORDERINGS = ("COLAMD", "METIS")  # GTSAM takes NATURAL only with an explicit ordering, which a sliding window lacks
 BACKENDS = ("incremental", "batch")
+
+
+class SolverFailure(MbstateError):
+    """The smoother failed twice in a row: once, and again after restarting from the window's estimate."""
 
 
 @dataclass(frozen=True)
@@ -185,6 +189,6 @@ class FixedLagSmoother:
             vectors = self._solve(smoother, graph, start, {**self._stamps, **stamps}, keys)
         except (RuntimeError, FloatingPointError) as exc:
             step = max({**self._stamps, **stamps}.values(), default=0.0)
-            raise MbstateError(f"the smoother failed twice in a row, at step {step:g}: {exc}") from None
+            raise SolverFailure(f"the smoother failed twice in a row, at step {step:g}: {exc}") from None
         self._smoother = smoother
         return vectors

@@ -26,12 +26,13 @@ from replay.node_control import NodeControl
 from replay.pacing import paced
 
 
-def connect_publisher(context: zmq.Context, endpoint: str, wait_s: float = 5.0) -> zmq.Socket:
+def connect_publisher(context: zmq.Context, endpoint: str, wait_s: float = 5.0, hwm: int = 100_000) -> zmq.Socket:
     """An XPUB connected to ``endpoint``, returned once a subscriber has subscribed (MbstateError
-    after ``wait_s`` seconds without one)."""
+    after ``wait_s`` seconds without one). ``hwm``: its send high-water mark [messages], beyond which
+    it drops (large by default: a log re-sent should arrive whole)."""
     socket = context.socket(zmq.XPUB)
     socket.setsockopt(zmq.LINGER, 2000)
-    socket.setsockopt(zmq.SNDHWM, 100_000)
+    socket.setsockopt(zmq.SNDHWM, hwm)
     try:
         socket.connect(endpoint)
     except zmq.ZMQError as exc:

@@ -25,6 +25,7 @@ from sensors.geometry import axis_map, point_map, rotation
 from sensors.section import Section
 
 KIND, UNITS = "accelerometer", "m/s^2"
+SPAN = 1e4  # default range ±SPAN [m/s²] (about 1000 g) without a saturation
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ class Accelerometer(SensorModel):
     def from_config(cls, section: Section, name: str, mech: Mechanism) -> Accelerometer:
         mount = AccelerometerParams(section.body(mech, "body"), section.numbers("position", 2),
                                     section.number("angle", 0.0))
-        params = read_common(section, KIND, name, UNITS)
+        params = read_common(section, KIND, name, UNITS, SPAN)
         check_noise(section, params)
         return cls(params, mech, mount)
 

@@ -75,7 +75,8 @@ class RobustLoss:
 @dataclass(frozen=True)
 class SensorParams:
     """What every sensor has: id (``name``), ``kind``, sample ``rate`` [Hz], ``noise``, optional
-    robust ``loss``, whether its bias is estimated (``bias_state``) and its ``units`` (SI, checked)."""
+    robust ``loss``, whether its bias is estimated (``bias_state``), its ``units`` (SI, checked) and
+    the ``range`` (low, high) [unit] of values it can report (sensors.plausibility refuses the rest)."""
 
     name: str
     kind: str
@@ -84,6 +85,7 @@ class SensorParams:
     noise: NoiseParams = field(default_factory=NoiseParams)
     loss: RobustLoss | None = None
     bias_state: bool = False
+    range: tuple[float, float] = (-np.inf, np.inf)
 
 
 @dataclass(frozen=True)
@@ -197,8 +199,9 @@ def wrap_angle(angle: np.ndarray) -> np.ndarray:
     return np.pi - np.mod(np.pi - np.asarray(angle, float), 2.0 * np.pi)
 
 
-def read_common(section: Section, kind: str, name: str, units: str) -> SensorParams:
-    """The keys every sensor has: rate, units, noise, loss, bias_state (see configs/sensors/README.md)."""
+def read_common(section: Section, kind: str, name: str, units: str, span: float) -> SensorParams:
+    """The keys every sensor has: rate, units, noise, loss, bias_state, range (see configs/sensors/README.md);
+    ``span`` [unit]: the kind's default range is [−span, span] when the noise has no saturation."""
     rate = section.number("rate", positive=True, maximum=MAX_RATE)
     declared = section.text("units", units)
     if declared != units:
@@ -223,7 +226,11 @@ def read_common(section: Section, kind: str, name: str, units: str) -> SensorPar
     bias_state = section.flag("bias_state", False)
     if bias_state and params.bias_sigma <= 0.0:
         raise section.error("noise.bias_sigma", "a sensor with bias_state needs bias_sigma > 0 (the bias prior)")
-    return SensorParams(name=name, kind=kind, rate=rate, units=units, noise=params, loss=loss, bias_state=bias_state)
+    limits = section.numbers("range", 2, saturation or (-span, span))
+    if limits[0] >= limits[1]:
+        raise section.error("range", f"needs low < high, got {list(limits)}")
+    return SensorParams(name=name, kind=kind, rate=rate, units=units, noise=params, loss=loss, bias_state=bias_state,
+                        range=limits)
 
 
 def check_noise(section: Section, params: SensorParams) -> None:

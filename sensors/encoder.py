@@ -26,6 +26,7 @@ from sensors.geometry import LinearMap, axis_angle, axis_map, position_map, segm
 from sensors.section import Section
 
 KIND = "encoder"
+SPANS = {"rad": 1e6, "m": 1e3}  # default range ±span [rad] (multi-turn) or [m] without a saturation
 TURNS = ("single", "multi")
 
 
@@ -81,7 +82,8 @@ class Encoder(SensorModel):
         if isinstance(noise, dict) and "quantum" in noise:
             raise section.error("noise.quantum", "an encoder's resolution is set by counts (rotary) or "
                                                  "resolution (linear)")
-        params = read_common(section, KIND, name, "m" if linear else "rad")
+        units = "m" if linear else "rad"
+        params = read_common(section, KIND, name, units, SPANS[units])
         if linear:
             direction = np.array(section.numbers("direction", 2))
             if not np.hypot(*direction) > 0.0:

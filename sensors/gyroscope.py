@@ -20,6 +20,7 @@ from sensors.geometry import axis_map, axis_rate
 from sensors.section import Section
 
 KIND, UNITS = "gyroscope", "rad/s"
+SPAN = 1e3  # default range ±SPAN [rad/s] (about 9500 rpm) without a saturation
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class Gyroscope(SensorModel):
         sign = section.number("axis", 1.0)
         if sign not in (1.0, -1.0):
             raise section.error("axis", f"must be 1 (out of the plane) or -1 (into it), got {sign:g}")
-        params = read_common(section, KIND, name, UNITS)
+        params = read_common(section, KIND, name, UNITS, SPAN)
         check_noise(section, params)
         return cls(params, mech, GyroscopeParams(body, sign))
 

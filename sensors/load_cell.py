@@ -27,6 +27,7 @@ from sensors.base import Jacobians, SensorModel, SensorParams, check_noise, read
 from sensors.section import Section
 
 KIND = "load_cell"
+SPAN = 1e7  # default range ±SPAN [N, N·m] without a saturation
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ class LoadCell(SensorModel):
             row = matches[0]
             spec = LoadCellParams(row=row, length=math.sqrt(mech.arrays.c_coef[row, 0]))
             units = "N"
-        params = read_common(section, KIND, name, units)
+        params = read_common(section, KIND, name, units, SPAN)
         check_noise(section, params)
         return cls(params, mech, spec)
 

@@ -53,7 +53,9 @@ class FakeEstimator:
         self.mech, self.config, self.clock = mech, config, clock
         self.reset()
 
-    def reset(self) -> None:
+    def reset(self, reason: str | None = None) -> None:
+        """Forget everything; a ``reason`` (resync, reinitialized) flags the estimates that follow."""
+        self.reason = reason
         self.next_step: int | None = None
         self.used: list[float] = []
         self._counters = {"steps": 0, "used": 0, "late": 0, "dropped": 0, "recoveries": 0}
@@ -84,7 +86,8 @@ class FakeEstimator:
             k, n = self.next_step, self.mech.n
             steps.append(FakeStep(step=k, t=k / self.config.rate, q=self.mech.q0 + len(self.used), qd=np.zeros(n),
                                   qdd=np.zeros(n), forces={"motor": float(sum(self.used))},
-                                  lam=np.zeros(self.mech.m), sigma=None, latency=self.clock() - begin, flags=()))
+                                  lam=np.zeros(self.mech.m), sigma=None, latency=self.clock() - begin,
+                                  flags=(self.reason,) if self.reason else ()))
             self.next_step += 1
             self._counters["steps"] += 1
         return steps

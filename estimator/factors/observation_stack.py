@@ -169,6 +169,14 @@ def predicted(term: SensorTerm, x: np.ndarray, delta: float = 0.0) -> np.ndarray
     return h + x[term.bias] if term.bias is not None else h
 
 
+def squared_innovation(observation: Observation, x: np.ndarray, delta: float) -> float:
+    """|W (h_s(x(t)) + b_s − z)|², wrapped for angles, without the robust loss: the reading's squared
+    Mahalanobis distance (in its own covariance) from the state x carried by δ to its stamp."""
+    term = observation.term
+    white = observation.whitening @ term.sensor.residual(predicted(term, x, delta), observation.z)
+    return float(white @ white)
+
+
 def weighted_model_rows(model: RowFunction, weights: np.ndarray, x: np.ndarray,
                         jac: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
     """The model rows divided by their σ (``weights`` = 1/σ) and their Jacobian."""

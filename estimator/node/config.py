@@ -63,11 +63,14 @@ class NodeParams:
 
     ``sub`` / ``pub`` / ``control``: endpoints the node binds for sensor input (SUB), estimates and
     status (PUB) and commands (REP); ``tcp://HOST:*`` picks a free port. ``queue``: input high-water
-    mark [messages] (ZMQ_RCVHWM: beyond it ZeroMQ drops, visible as sequence gaps).
+    mark [messages] (ZMQ_RCVHWM: beyond it ZeroMQ drops, visible as sequence gaps); it bounds the
+    backlog an overload leaves, and so the delay of the estimates after it (configs/estimator/README.md).
     ``drain``: messages handled per loop iteration before control and status get their turn.
     ``max_message_bytes``: ZMQ_MAXMSGSIZE (a peer sending more is disconnected by ZeroMQ; counted as
     a disconnect). ``max_future_s``: a reading stamped later than the newest accepted stamp plus
-    this [s] is dropped. ``status_period_s``: status message period [s, wall clock].
+    this [s] is dropped, unless the sensors agree on that new time (a resync, estimator.node.intake):
+    every sensor silent this long restarts the estimator; it must exceed the period of the slowest
+    sensor that may report alone. ``status_period_s``: status message period [s, wall clock].
     ``log_interval_s``: at most one log line per problem kind per interval [s]. ``curve``: CURVE
     authentication and encryption of every socket (estimator.node.access; None: off).
     """
@@ -75,10 +78,10 @@ class NodeParams:
     sub: str = "tcp://127.0.0.1:5555"
     pub: str = "tcp://127.0.0.1:5556"
     control: str = "tcp://127.0.0.1:5557"
-    queue: int = 10_000
+    queue: int = 1_000
     drain: int = 100
     max_message_bytes: int = 65_536
-    max_future_s: float = 1.0
+    max_future_s: float = 0.25
     status_period_s: float = 1.0
     log_interval_s: float = 5.0
     log: LogParams = field(default_factory=LogParams)

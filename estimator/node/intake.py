@@ -11,11 +11,28 @@ For each message received (bytes off the socket, or a map read back from a log):
    with the reason of the first problem found: ``unknown_sensor`` or ``invalid`` — types, shapes,
    NaN / inf, unknown keys);
 4. admit it: per sensor the stamp must increase (else dropped ``backwards``), and it must not lie
-   more than ``max_future_s`` after the newest accepted stamp (else dropped ``future``); sequence
-   numbers only reveal gaps (readings lost upstream or by the input queue), a restart is allowed;
-5. ``estimator.add(reading)`` (``late``: outside the window; ``ignored``: dropped ``ignored``);
+   more than ``max_future_s`` after the newest accepted stamp (else dropped ``future``); its value and
+   cov must lie within the sensor's bounds (sensors.plausibility: dropped ``range``, ``cov``);
+   sequence numbers, of every valid reading, only reveal gaps (readings lost upstream or by the
+   input queue), a restart is allowed;
+5. ``estimator.add(reading)`` (``late``: outside the window; ``ignored`` and ``outlier``: dropped
+   with that reason);
 6. ``estimator.advance(newest accepted stamp)``: every estimate returned is timed (overruns: latency
    over the budget), recorded (``estimate`` record) and returned for publishing.
+
+Resync. A reading more than ``max_future_s`` ahead of the newest admitted stamp (or that far behind it
+and behind its sensor's last stamp) is a jump candidate; its sensor's newest candidate stamp is kept,
+with the number of its candidates in a row that each follow the one before within ``max_future_s``,
+until a reading is admitted in the current time, which forgets them all. A sensor confirms a new time
+with JUMP_CONFIRMATION such candidates (one stray stamp is only dropped). When the confirming sensors
+whose newest candidates lie within ``max_future_s`` of the newest one include every sensor with an
+admitted stamp, or the candidates span ``max_future_s`` (sensors that stay silent do not block),
+the sensors have moved to a new time (an outage with clocks running on, a clock jump, input lost for
+longer than ``max_future_s``): the steps due in the old time are estimated (``finish``), the estimator
+is reset with reason ``resync`` (its first estimates flagged ``resync``), the stamps are forgotten
+and the reading is admitted as the first of the new time (counted in ``resyncs``). One sensor's clock
+jumping while the others carry on never resyncs: their admitted readings forget its candidates.
+Replay takes the same decisions from the same input, so a resync is not recorded.
 
 At the end of the input (:meth:`Intake.finish`: a log's end in replay, the node's shutdown) the
 estimator advances with ``final=True``, so the last due steps are processed even while it coalesces.
@@ -40,8 +57,10 @@ from estimator.node.recorded_for import setup_header
 from estimator.node.stats import LatencyWindow, NodeCounters, SensorTrack
 from replay.log import LogWriter
 from sensors.messages import MessageError, Reading, validate
+from sensors.plausibility import ReadingBounds, reading_bounds
 
 LOGGER = logging.getLogger("mbstate.node")
+JUMP_CONFIRMATION = 2  # readings in a row of a sensor that confirm its new time (module docstring, Resync)
 
 
 class Throttle:
@@ -68,24 +87,32 @@ class Intake:
     """Owns the estimator's input side and the statistics of one run (see the module docstring).
 
     ``estimator`` follows estimator.online_estimator.OnlineEstimator (add, advance with ``final``,
-    reset, counters, started, and ``observability`` if it has one); ``budget_s``: step latency budget
-    [s]; ``log``: where messages and (``record_estimates``) estimates are recorded, or None. An
-    ``estimate`` record is the estimate
+    reset with a reason, counters, started, and ``observability`` if it has one); ``budget_s``: step
+    latency budget [s]; ``log``: where messages and (``record_estimates``) estimates are recorded, or
+    None; ``bounds``: sensor id → sensors.plausibility.ReadingBounds (none: no bounds); ``quiet_s``
+    [s] and ``clock`` (wall time) only decide the status ``state``. An ``estimate`` record is the estimate
     message without ``type``, plus ``f``: the forces of ``actuators`` in that order (nan if absent),
     so it has the keys of a ``truth`` record.
     """
 
     def __init__(self, estimator: Any, dimensions: Mapping[str, int], max_future_s: float, budget_s: float,
                  log: LogWriter | None = None, record_estimates: bool = True, actuators: tuple[str, ...] = (),
-                 throttle: Throttle | None = None) -> None:
+                 throttle: Throttle | None = None, bounds: Mapping[str, ReadingBounds] | None = None,
+                 quiet_s: float = 1.0, clock: Callable[[], float] = time.monotonic) -> None:
         self.estimator, self.dimensions, self.actuators = estimator, dict(dimensions), actuators
         self.max_future_s, self.budget_s = max_future_s, budget_s
         self.log, self.record_estimates = log, record_estimates
         self.throttle = throttle or Throttle(5.0)
+        self.bounds = dict(bounds or {})
+        self.quiet_s, self.clock = quiet_s, clock
         self.counters = NodeCounters()
         self.latency = LatencyWindow()
         self.tracks = {name: SensorTrack() for name in self.dimensions}
         self.newest: float | None = None
+        # sensor → its newest stamp beyond max_future_s and how many in a row agree (module docstring)
+        self._jumped: dict[str, tuple[float, int]] = {}
+        self._jump_first: float | None = None  # the first such stamp since the last admitted reading
+        self._admitted_at = self._gap_at = -math.inf  # wall time of the last admission, of the last new gap
 
     def receive(self, data: bytes) -> list[Any]:
         """Handle the bytes of one socket message; the estimates it completed."""
@@ -114,30 +141,72 @@ class Intake:
         except MessageError as exc:
             self._malformed(exc.reason, str(exc))
             return []
+        track = self.tracks[reading.sensor]
+        if track.see(reading.seq):
+            self._gap_at = self.clock()
+        estimates = self._resync(reading) if self._jump(reading) else []
         reason = self._admission(reading)
         if reason:
             self.counters.dropped[reason] += 1
             self.throttle.warn(f"dropped {reason}", f"{reading.sensor} t={reading.t!r} seq={reading.seq}")
-            return []
-        self.tracks[reading.sensor].accept(reading.t, reading.seq)
+            return estimates
+        track.accept(reading.t)
         self.newest = reading.t if self.newest is None else max(self.newest, reading.t)
         self.counters.accepted += 1
+        self._admitted_at = self.clock()
+        self._jumped, self._jump_first = {}, None
         verdict = self.estimator.add(reading)
         if verdict == "late":
             self.counters.late += 1
             self.throttle.warn("late", f"{reading.sensor} t={reading.t!r} is behind the estimator's window")
-        elif verdict == "ignored":
-            self.counters.dropped["ignored"] += 1
-        return self._advance()
+        elif verdict in ("ignored", "outlier"):
+            self.counters.dropped[verdict] += 1
+            if verdict == "outlier":
+                self.throttle.warn("dropped outlier", f"{reading.sensor} t={reading.t!r} is far off the prediction")
+        return estimates + self._advance()
 
     def _admission(self, reading: Reading) -> str | None:
-        """Why a valid reading is not admitted (None: admitted)."""
+        """Why a valid reading is not admitted (None: admitted): the first problem of its stamp, then of
+        its value and cov (sensors.plausibility)."""
         last_t = self.tracks[reading.sensor].last_t
         if last_t is not None and reading.t <= last_t:
             return "backwards"
         if self.newest is not None and reading.t > self.newest + self.max_future_s:
             return "future"
-        return None
+        bounds = self.bounds.get(reading.sensor)
+        return None if bounds is None else bounds.problem(reading)
+
+    def _jump(self, reading: Reading) -> bool:
+        """Note a reading stamped more than ``max_future_s`` ahead of the newest admitted stamp, or behind
+        it and its sensor's last stamp; True when the sensors agree on a new time (module docstring)."""
+        if self.newest is None:
+            return False
+        last_t = self.tracks[reading.sensor].last_t
+        ahead = reading.t > self.newest + self.max_future_s
+        behind = reading.t < self.newest - self.max_future_s and last_t is not None and reading.t <= last_t
+        if not (ahead or behind):
+            return False
+        t, count = self._jumped.get(reading.sensor, (-math.inf, 0))
+        self._jumped[reading.sensor] = (reading.t, count + 1 if t < reading.t <= t + self.max_future_s else 1)
+        self._jump_first = reading.t if self._jump_first is None else self._jump_first
+        newest = max(t for t, _ in self._jumped.values())
+        agreeing = {name for name, (t, count) in self._jumped.items()
+                    if t >= newest - self.max_future_s and count >= JUMP_CONFIRMATION}
+        active = {name for name, track in self.tracks.items() if track.last_t is not None}
+        return bool(agreeing) and (agreeing >= active or abs(newest - self._jump_first) >= self.max_future_s)
+
+    def _resync(self, reading: Reading) -> list[Any]:
+        """Follow the sensors to their new time: the steps due in the old one estimated (``finish``), the
+        estimator restarted (reason ``resync``: its next estimates are flagged so), stamps forgotten."""
+        estimates = self.finish()
+        self.estimator.reset("resync")
+        for track in self.tracks.values():
+            track.last_t = None
+        self.throttle.warn("resync", f"the sensors moved from t={self.newest!r} to t={reading.t!r}: "
+                                     "estimator restarted there")
+        self.newest, self._jumped, self._jump_first = None, {}, None
+        self.counters.resyncs += 1
+        return estimates
 
     def _advance(self) -> list[Any]:
         return self._took(self.estimator.advance(self.newest))
@@ -175,7 +244,7 @@ class Intake:
             self.log.write("control", {"command": "reset"})
         self.estimator.reset()
         self.tracks = {name: SensorTrack() for name in self.dimensions}
-        self.newest = None
+        self.newest, self._jumped, self._jump_first = None, {}, None
         return estimates
 
     def status(self, period: float) -> dict[str, Any]:
@@ -183,11 +252,28 @@ class Intake:
         previous status, for the sensor rates."""
         estimator_counters = dict(self.estimator.counters)
         observability = getattr(self.estimator, "observability", None)
-        return {"state": "running" if self.estimator.started else "starting", "t": self.newest,
+        return {"state": self.state(int(estimator_counters.get("level", 0))), "t": self.newest,
                 "sensors": {name: track.report(period) for name, track in self.tracks.items()},
+                "gaps": sum(track.gaps for track in self.tracks.values()),
                 **self.counters.as_dict(), "recoveries": int(estimator_counters.get("recoveries", 0)),
                 "latency_ms": self.latency.summary_ms(), "estimator": estimator_counters,
                 "observability": None if observability is None else observability.as_dict()}
+
+
+    def state(self, level: int) -> str:
+        """The status ``state`` (the first that holds): ``waiting`` (readings were admitted, but none for
+        ``quiet_s``: silence, or readings held back until the sensors agree on a new time), ``starting``
+        (the estimator's start-up, also before any input), ``shedding`` (a sequence gap appeared within
+        ``quiet_s``: input lost upstream or by the input queue), ``degraded`` (degradation ``level``
+        above 0), ``running``."""
+        now = self.clock()
+        if math.isfinite(self._admitted_at) and now - self._admitted_at > self.quiet_s:
+            return "waiting"
+        if not self.estimator.started:
+            return "starting"
+        if now - self._gap_at <= self.quiet_s:
+            return "shedding"
+        return "degraded" if level > 0 else "running"
 
 
 EstimatorFactory = Callable[[NodeConfig, Callable[[], float]], Any]
@@ -213,4 +299,5 @@ def intake_for(config: NodeConfig, estimator: Any, log: LogWriter | None = None)
     return Intake(estimator, config.sensors.dimensions(), max_future_s=node.max_future_s,
                   budget_s=1e-3 * config.estimator.latency_budget_ms, log=log,
                   record_estimates=node.log.record_estimates,
-                  actuators=tuple(a.name for a in config.mech.actuators), throttle=Throttle(node.log_interval_s))
+                  actuators=tuple(a.name for a in config.mech.actuators), throttle=Throttle(node.log_interval_s),
+                  bounds=reading_bounds(config.sensors.sensors), quiet_s=node.status_period_s)

@@ -10,10 +10,12 @@ publish the estimates it completes; answer one control request; publish a status
 ``node.status_period_s``; count the peers ZeroMQ disconnects (a socket monitor); flush the log
 when its flush interval has passed, records or not (the poll's timeout bounds the wait). The input queue is
 bounded by ZMQ_RCVHWM (= ``node.queue``): beyond it ZeroMQ drops messages, which show up as sequence
-gaps per sensor. Messages over ZMQ_MAXMSGSIZE (input and control) never reach the node: ZeroMQ
-disconnects their sender (on the input counted in ``disconnects``); the sender reconnects by itself.
-Access (estimator.node.access): optional CURVE on every socket, a warning for an endpoint bound beyond
-loopback without it, and an ``ipc://`` endpoint a live process serves is refused.
+gaps per sensor and in the status (state ``shedding``, estimator.node.intake); the bound is what an
+overload can delay the estimates by. Messages over ZMQ_MAXMSGSIZE (input and control) never reach
+the node: ZeroMQ disconnects their sender (on the input counted in ``disconnects``); the sender
+reconnects by itself. Access (estimator.node.access): optional CURVE on every socket, a warning for
+an endpoint bound beyond loopback without it, and an ``ipc://`` endpoint a live process serves is
+refused.
 
 Control requests and replies are msgpack maps: ``{"command": "status" | "reset" | "shutdown"}``;
 replies carry ``ok`` (true / false) and ``command``, ``error`` (text, the request shortened; counted

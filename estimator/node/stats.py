@@ -36,11 +36,12 @@ MAX_SEQ_GAP = 2**24  # a longer jump forward is taken as a restarted counter, no
 
 @dataclass
 class SensorTrack:
-    """What the node has seen of one sensor: the last accepted stamp and sequence number, how many
-    readings it accepted, the sequence numbers it never saw (``gaps``: lost upstream or by the input
-    queue) and how often its counter restarted (``restarts``).
+    """What the node has seen of one sensor: the last accepted stamp, the last sequence number of a valid
+    reading (admitted or not), how many readings it accepted, the sequence numbers it never saw
+    (``gaps``: lost upstream or by the input queue; a reading dropped for its stamp or value is not a
+    gap) and how often its counter restarted (``restarts``).
 
-    The step from one accepted ``seq`` to the next is taken modulo 2**64: +1 is the normal case, +2 …
+    The step from one ``seq`` to the next is taken modulo 2**64: +1 is the normal case, +2 …
     +MAX_SEQ_GAP + 1 adds the skipped numbers to ``gaps``; anything else (back, repeated, or a jump of
     more than MAX_SEQ_GAP, which no queue or link drop explains) is a restart of the sensor's counter.
     """
@@ -52,14 +53,21 @@ class SensorTrack:
     restarts: int = 0
     period_count: int = 0
 
-    def accept(self, t: float, seq: int) -> None:
+    def see(self, seq: int) -> bool:
+        """Note the sequence number of a valid reading; True if numbers were skipped (a gap)."""
+        skipped = False
         if self.last_seq is not None:
             step = (seq - self.last_seq) % SEQ_LIMIT
             if 1 < step <= MAX_SEQ_GAP + 1:
                 self.gaps += step - 1
+                skipped = True
             elif step != 1:
                 self.restarts += 1
-        self.last_t, self.last_seq = t, seq
+        self.last_seq = seq
+        return skipped
+
+    def accept(self, t: float) -> None:
+        self.last_t = t
         self.accepted += 1
         self.period_count += 1
 
@@ -77,11 +85,13 @@ class NodeCounters:
 
     ``received``: messages taken off the socket; ``malformed``: rejected by validation, one reason
     per message, the first problem found (``undecodable``, ``too_deep``, ``unknown_sensor``,
-    ``invalid``: sensors.messages); ``dropped``: valid but not used (``backwards``,
-    ``future``, ``ignored``); ``late``: the estimator's window had passed; ``accepted``: handed to the
-    estimator; ``steps`` / ``overruns``: estimates published / over the latency budget;
-    ``disconnects``: input peers ZeroMQ dropped (an oversized message disconnects its sender);
-    ``bad_requests``: control requests that were not a known command (answered with an error).
+    ``invalid``: sensors.messages); ``dropped``: valid but not used (reasons below); ``late``: the
+    estimator's window had passed; ``accepted``: handed to the estimator; ``steps`` / ``overruns``:
+    estimates published / over the latency budget; ``disconnects``: input peers ZeroMQ dropped (an
+    oversized message disconnects its sender); ``bad_requests``: control requests that were not a
+    known command (answered with an error); ``resyncs``: restarts at a new sensor time
+    (estimator.node.intake). Dropped reasons: ``backwards``, ``future``, ``range`` and ``cov``
+    (sensors.plausibility), ``ignored`` and ``outlier`` (the estimator's).
     """
 
     received: int = 0
@@ -91,11 +101,13 @@ class NodeCounters:
     overruns: int = 0
     disconnects: int = 0
     bad_requests: int = 0
+    resyncs: int = 0
     dropped: Counter = field(default_factory=Counter)
     malformed: Counter = field(default_factory=Counter)
 
     def as_dict(self) -> dict:
         return {"received": self.received, "accepted": self.accepted, "late": self.late, "steps": self.steps,
                 "overruns": self.overruns, "disconnects": self.disconnects, "bad_requests": self.bad_requests,
+                "resyncs": self.resyncs,
                 "dropped": sum(self.dropped.values()), "dropped_by_reason": dict(self.dropped),
                 "malformed": sum(self.malformed.values()), "malformed_by_reason": dict(self.malformed)}

@@ -118,10 +118,30 @@ def test_bad_messages_are_counted_and_the_node_keeps_running(tmp_path) -> None:
     assert status["malformed_by_reason"] == {"undecodable": 2, "invalid": 6, "unknown_sensor": 1}
     assert status["dropped_by_reason"] == {"backwards": 1, "future": 1}
     assert status["disconnects"] >= 1  # the oversized message never reached the node: its sender was dropped
-    assert after["accepted"] == 10 and after["state"] == "running"
+    # seq 99 after 4: 94 readings never seen (a gap, so the state says shedding); 5 after 100: a restart
+    assert after["accepted"] == 10 and after["gaps"] == 94 and after["state"] == "shedding"
     assert estimates(messages)[-1]["t"] == pytest.approx(0.09)  # still estimating after the bad input
     log = read_log(tmp_path / "run.log")
     assert len(log.readings) == 10 + len(bad) - 3  # every map recorded, valid or not; other payloads are not
+
+
+def test_after_an_outage_with_clocks_running_the_node_resyncs_by_itself(tmp_path) -> None:
+    """Both sensors silent for 10 s of their clocks: the node drops the first readings of the new time
+    (future), resyncs once both confirm it, and estimates again, flagged resync; no operator."""
+    def both(start: float, seq0: int) -> list[dict]:
+        return [message for k in range(5) for message in
+                (encoder(start + 0.01 * k, seq0 + k), {"sensor": "coupler_gyro", "t": start + 0.01 * k,
+                                                       "seq": seq0 + k, "value": 0.1})]
+    with fake_node(tmp_path) as running:
+        running.send(*both(0.0, 0))
+        running.wait_received(10)
+        running.send(*both(10.0, 1000))
+        status = running.wait_received(20)
+        messages = running.collect()
+    assert status["resyncs"] == 1 and status["dropped_by_reason"] == {"future": 3} and status["accepted"] == 17
+    assert status["gaps"] == 2 * 995  # the sequence numbers skipped by the outage
+    resumed = [m for m in estimates(messages) if m["t"] >= 10.0]
+    assert resumed and resumed[0]["t"] == pytest.approx(10.01) and "resync" in resumed[0]["flags"]
 
 
 def test_control_commands(tmp_path) -> None:

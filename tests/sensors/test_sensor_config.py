@@ -51,6 +51,15 @@ def test_linear_encoder_on_the_slider() -> None:
 GYRO = {"kind": "gyroscope", "body": "coupler", "rate": 1000, "noise": {"density": 1e-4}}
 
 
+def test_the_range_is_the_key_else_the_saturation_else_the_kinds_span() -> None:
+    sensors = load_sensors(CONFIGS / "fourbar.yaml", fourbar())
+    assert sensors["coupler_gyro"].params.range == (-34.9, 34.9)  # its saturation
+    assert sensors["crank_encoder"].params.range == (-3.1416, 3.1416)  # its key
+    encoder = {"kind": "encoder", "body": "crank", "rate": 1000, "counts": 4096}
+    built = build_sensors({"sensors": {"g": GYRO, "e": encoder}}, fourbar(), "s.yaml")
+    assert built["g"].params.range == (-1e3, 1e3) and built["e"].params.range == (-1e6, 1e6)  # the kinds' spans
+
+
 @pytest.mark.parametrize("change,match", [
     ({"kind": "lidar"}, r"sensors.s.kind: must be one of gyroscope"),
     ({"body": "wheel"}, r"sensors.s.body: unknown body 'wheel'"),
@@ -65,6 +74,8 @@ GYRO = {"kind": "gyroscope", "body": "coupler", "rate": 1000, "noise": {"density
     ({"loss": {"type": "tukey", "k": 1}}, r"sensors.s.loss.type: must be one of huber, cauchy"),
     ({"axis": 2}, r"sensors.s.axis: must be 1"),
     ({"bodyy": "crank"}, r"sensors.s: unknown key bodyy"),
+    ({"range": [1, -1]}, r"sensors.s.range: needs low < high"),
+    ({"range": [-1]}, r"sensors.s.range: must be a list of 2 finite numbers"),
 ])
 def test_gyroscope_errors_name_the_key(change: dict, match: str) -> None:
     with pytest.raises(MbstateError, match=f"^s.yaml: {match}"):

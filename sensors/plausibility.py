@@ -1,0 +1,58 @@
+"""Bounds a well-formed reading must meet before the estimator sees it (configs/sensors/README.md).
+
+Value: every component within the sensor's ``range`` [low, high] (SensorParams.range: the key, else
+the noise's saturation, else the kind's span). A value beyond what the device can report is not a
+measurement, and one such as 1e300 would swamp every row of its step.
+
+Covariance: every eigenvalue μ of a reading's ``cov`` within
+
+    (COV_FLOOR σ)² ≤ μ ≤ (COV_CEILING σ)²,
+
+σ the sensor's configured per-sample σ (NoiseParams.sample_sigma). A reading that claims to be a
+thousand times more precise than its datasheet would outweigh every other row of its step (at
+1e-300 the step's linear system is indeterminate); one a million times less precise tells nothing
+and, whitened, nearly vanishes next to the model rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from sensors.base import SensorModel
+from sensors.messages import Reading
+
+COV_FLOOR = 1e-3  # smallest σ of a reading's cov, in units of the configured σ
+COV_CEILING = 1e6  # largest, the same
+
+
+@dataclass(frozen=True)
+class ReadingBounds:
+    """The value range [low, high] of one sensor and the eigenvalue range [var_low, var_high] of a cov."""
+
+    low: float
+    high: float
+    var_low: float
+    var_high: float
+
+    def problem(self, reading: Reading) -> str | None:
+        """``range`` or ``cov`` for a reading out of bounds (the first found), None when within."""
+        if np.any(reading.value < self.low) or np.any(reading.value > self.high):
+            return "range"
+        if reading.cov is not None:
+            eigenvalues = np.linalg.eigvalsh(reading.cov)
+            if eigenvalues[0] < self.var_low or eigenvalues[-1] > self.var_high:
+                return "cov"
+        return None
+
+
+def reading_bounds(sensors: Iterable[SensorModel]) -> dict[str, ReadingBounds]:
+    """Sensor id → its bounds (module docstring)."""
+    bounds = {}
+    for sensor in sensors:
+        params = sensor.params
+        sigma = params.noise.sample_sigma(params.rate)
+        bounds[params.name] = ReadingBounds(*params.range, (COV_FLOOR * sigma) ** 2, (COV_CEILING * sigma) ** 2)
+    return bounds
