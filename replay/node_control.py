@@ -37,8 +37,15 @@ class NodeControl:
     def request(self, command: str) -> dict[str, Any] | None:
         """The node's reply to ``command`` (None: no reply within ``wait_s``; MbstateError: the
         handshake failed)."""
-        self.socket.send(pack({"command": command}))
-        return unpack(self.socket.recv()) if self.handshake.poll(self.wait_s) else None
+        deadline = time.monotonic() + self.wait_s
+        # a REQ without a connection (its handshake failed, or no node yet) would block in send
+        if not self.handshake.poll(self.wait_s, zmq.POLLOUT):
+            return None
+        try:
+            self.socket.send(pack({"command": command}), zmq.NOBLOCK)
+        except zmq.Again:  # the connection went between the poll and the send
+            return None
+        return unpack(self.socket.recv()) if self.handshake.poll(max(0.0, deadline - time.monotonic())) else None
 
     def wait_for_intake(self, count: int, stop: threading.Event | None = None, idle_s: float = 1.0) -> int | None:
         """Ask for ``status`` until the node has received ``count`` input messages in all, it received
