@@ -15,6 +15,9 @@ _SHORT.maxlevel, _SHORT.maxstring, _SHORT.maxother, _SHORT.maxlong = 3, 60, 60, 
 _SHORT.maxlist = _SHORT.maxtuple = _SHORT.maxdict = _SHORT.maxset = 6
 
 
+LIMIT = 1e9  # largest magnitude of a number in a user's file whose key states no range of its own
+
+
 class MbstateError(Exception):
     """A problem with the user's input (files, arguments, configuration), not a bug."""
 

@@ -13,6 +13,8 @@ import numbers
 import operator
 from collections.abc import Callable, Mapping
 
+from estimator.errors import shown
+
 
 class ExpressionError(ValueError):
     """One-line message naming the problem, e.g. "undefined variable 'x7' in '2*x7'"."""
@@ -50,7 +52,11 @@ def _number(value: object, what: str) -> float:
     """``value`` as a finite float; bools and non-numbers are rejected."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ExpressionError(f"{what} is not a number ({type(value).__name__})")
-    if not math.isfinite(result := float(value)):
+    try:
+        result = float(value)
+    except OverflowError:  # an integer beyond the float range
+        raise ExpressionError(f"{what} is too large for a float") from None
+    if not math.isfinite(result):
         raise ExpressionError(f"{what} is not finite ({result})")
     return result
 
@@ -73,7 +79,7 @@ def _eval(node: ast.AST, variables: Mapping[str, float]) -> float:
     if isinstance(node, ast.Constant):
         if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
             raise ExpressionError(f"constant {node.value!r} is not allowed (only numbers)")
-        return _number(node.value, f"constant {node.value!r}")
+        return _number(node.value, f"constant {shown(node.value)}")
     if isinstance(node, ast.Name):
         if node.id in variables:
             return _number(variables[node.id], f"variable '{node.id}'")
@@ -115,20 +121,20 @@ def _shown(text: str) -> str:
 def evaluate(expression: str | int | float, variables: Mapping[str, float]) -> float:
     """Value of an arithmetic expression; numbers (int/float, not bool) pass through as float."""
     if not isinstance(expression, str):
-        return _number(expression, f"value {expression!r}")
+        return _number(expression, f"value {shown(expression)}")
     text = expression.strip()
     if not text:
         raise ExpressionError("empty expression")
-    shown = _shown(text)
+    quoted = _shown(text)
     try:
         tree = ast.parse(text.replace("^", "**"), mode="eval")
     except (SyntaxError, ValueError) as exc:  # ValueError: null bytes
-        raise ExpressionError(f"bad expression '{shown}' ({getattr(exc, 'msg', exc)})") from None
+        raise ExpressionError(f"bad expression '{quoted}' ({getattr(exc, 'msg', exc)})") from None
     except (RecursionError, MemoryError):  # how the parser reports excessive nesting
-        raise ExpressionError(f"bad expression '{shown}' (too deeply nested)") from None
+        raise ExpressionError(f"bad expression '{quoted}' (too deeply nested)") from None
     try:
         return _eval(tree.body, variables)
     except ExpressionError as exc:
-        raise ExpressionError(f"{exc} in '{shown}'") from None
+        raise ExpressionError(f"{exc} in '{quoted}'") from None
     except RecursionError:
-        raise ExpressionError(f"bad expression '{shown}' (too deeply nested)") from None
+        raise ExpressionError(f"bad expression '{quoted}' (too deeply nested)") from None

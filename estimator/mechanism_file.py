@@ -6,6 +6,9 @@ Upstream keys: ``parameters``; ``points`` (``x``, ``y``, ``fixed``); ``planar_bo
 ``gravity``; relative coordinates of type ``RelativeAngle`` (between two bodies); ``constraints``,
 ``forces`` and ``actuators`` sections. ``configs/mechanisms/README.md`` documents every key.
 
+Every number is finite and at most estimator.errors.LIMIT in magnitude; lengths are positive,
+masses, moments of inertia, stiffnesses, damping coefficients and rest lengths not negative.
+
 Coordinates q: x, y of every moving point in file order, then the relative coordinates. Names:
 ``x<i>``/``y<i>`` (``x_<name>``/``y_<name>`` for a named point), ``theta<k>`` or the given name.
 
@@ -25,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from estimator.errors import MechanismFileError
+from estimator.errors import LIMIT, MechanismFileError, shown
 from estimator.expressions import ExpressionError, evaluate
 from estimator.mass import assemble_gravity_force, assemble_mass_matrix
 from estimator.model import (ANGLE, CONSTRAINT_WIDTH, DISTANCE, LINEAR, ONE, ZERO, Actuator, Arrays, Body,
@@ -117,11 +120,21 @@ class _Reader:
             raise self.fail(entry, f"missing key '{key}'")
         return item[key]
 
-    def number(self, value: Any, entry: str, variables: Mapping[str, float]) -> float:
+    def number(self, value: Any, entry: str, variables: Mapping[str, float], minimum: float = -LIMIT,
+               positive: bool = False) -> float:
+        """A number or expression, finite, in [minimum, LIMIT] (``positive``: > 0)."""
         try:
-            return evaluate(value, variables)
+            result = evaluate(value, variables)
         except ExpressionError as exc:
             raise self.fail(entry, str(exc)) from None
+        if positive and result <= 0.0:
+            raise self.fail(entry, f"must be positive, got {shown(result)}")
+        if result < minimum:
+            bound = "must not be negative" if minimum == 0.0 else f"must be at least {minimum:g}"
+            raise self.fail(entry, f"{bound}, got {shown(result)}")
+        if result > LIMIT:
+            raise self.fail(entry, f"must be at most {LIMIT:g}, got {shown(result)}")
+        return result
 
     def vector(self, value: Any, entry: str, variables: Mapping[str, float]) -> np.ndarray:
         values = self.sequence(value, entry)
@@ -275,15 +288,14 @@ def _bodies(read: _Reader, bodies: Any, variables: dict[str, float], xy: np.ndar
         if span == 0.0:
             raise read.fail(f"{entry}.points", "the first two points coincide")
         length = item.get("length", "auto")
-        length = span if length == "auto" or len(points) > 2 else read.number(length, f"{entry}.length", scope)
-        if length <= 0.0:
-            raise read.fail(f"{entry}.length", f"must be positive, got {length:g}")
+        if len(points) > 2 or length == "auto":
+            length = span
+        else:
+            length = read.number(length, f"{entry}.length", scope, positive=True)
         scope["length"] = length
-        mass = read.number(read.required(item, "mass", entry), f"{entry}.mass", scope)
-        if mass < 0.0:
-            raise read.fail(f"{entry}.mass", f"must not be negative, got {mass:g}")
+        mass = read.number(read.required(item, "mass", entry), f"{entry}.mass", scope, minimum=0.0)
         scope["mass"] = mass
-        inertia = read.number(read.required(item, "I0", entry), f"{entry}.I0", scope)
+        inertia = read.number(read.required(item, "I0", entry), f"{entry}.I0", scope, minimum=0.0)
         cog = read.vector(read.required(item, "cog", entry), f"{entry}.cog", scope)
         name = _name(read, item, entry) or f"body{b}"
         if name in [body.name for body in result]:
@@ -442,9 +454,9 @@ def _forces(read: _Reader, items: Any, variables: dict[str, float], xy: np.ndarr
         kind, item = _typed(read, item, entry, FORCE_KEYS)
         _name(read, item, entry)
 
-        def value(key: str, default: float | None = None) -> float:
+        def value(key: str, default: float | None = None, minimum: float = -LIMIT) -> float:
             raw = item.get(key, default) if default is not None else read.required(item, key, entry)
-            return read.number(raw, f"{entry}.{key}", variables)
+            return read.number(raw, f"{entry}.{key}", variables, minimum)
 
         if kind in ("spring", "damper"):
             pts = read.sequence(read.required(item, "points", entry), f"{entry}.points")
@@ -452,13 +464,14 @@ def _forces(read: _Reader, items: Any, variables: dict[str, float], xy: np.ndarr
                 raise read.fail(f"{entry}.points", f"expected 2 points, got {len(pts)}")
             i, j = (read.index(p, f"{entry}.points", len(xy), "point") for p in pts)
             rest = float(np.linalg.norm(xy[j] - xy[i]))
-            stiffness = value("k") if kind == "spring" else 0.0
+            stiffness = value("k", minimum=0.0) if kind == "spring" else 0.0
+            length = value("length", rest, minimum=0.0) if kind == "spring" else rest
             forces.spring_idx.append([*point_z[i], *point_z[j]])
-            forces.spring_par.append([stiffness, value("c", 0.0), value("length", rest) if kind == "spring" else rest])
+            forces.spring_par.append([stiffness, value("c", 0.0, minimum=0.0), length])
         elif kind == "torsional_spring":
             c = coordinate(read.required(item, "coordinate", entry), f"{entry}.coordinate")
             forces.torsion_idx.append(c)
-            forces.torsion_par.append([value("k"), value("c", 0.0), value("angle", 0.0)])
+            forces.torsion_par.append([value("k", minimum=0.0), value("c", 0.0, minimum=0.0), value("angle", 0.0)])
         elif kind == "point_force":
             point = read.index(read.required(item, "point", entry), f"{entry}.point", len(xy), "point")
             load = read.vector(read.required(item, "value", entry), f"{entry}.value", variables)

@@ -8,8 +8,9 @@
 3. The node (estimator.node.runtime) binds free loopback ports and runs in this process's main
    thread, alone, as in production; a second process (replay.demo_peer) publishes the readings at
    real time to its input, collects what it publishes and asks for ``shutdown`` once the node has
-   taken in every reading. A watchdog thread stops the node if that process ends first or the run
-   outlasts its deadline; the process is always reaped.
+   taken in every reading. With ``curve`` the node and the peer use CURVE (a key pair each, made
+   for the run in a temporary directory and removed after it). A watchdog thread stops the node if
+   that process ends first or the run outlasts its deadline; the process is always reaped.
 4. Summary: the node's counters and step latency, and the RMSE of the estimates the subscriber
    received against the truth at their step times: ``q`` over the point coordinates [m], ``qd`` [m/s],
    ``angle`` over the other coordinates (the crank angle) [rad], ``force`` over the estimated
@@ -26,15 +27,18 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib.resources
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from estimator.dynamics.inverse import inverse_dynamics
 from estimator.model import Mechanism
+from estimator.node.access import CurveParams, make_key_pair
 from estimator.node.config import NodeConfig, load_node_config
 from estimator.node.intake import EstimatorFactory, intake_for, online_estimator
 from estimator.node.runtime import Node
@@ -50,15 +54,29 @@ DEADLINE_MARGIN_S = 30.0  # [s] beyond twice the duration before the watchdog st
 
 
 @contextlib.contextmanager
-def demo_config(estimator_config: Any = None) -> Iterator[NodeConfig]:
-    """The packaged configuration with free loopback ports and no recording (``estimator_config``:
-    reader of the estimator section, for tests)."""
+def demo_keys(curve: bool) -> Iterator[tuple[CurveParams | None, tuple[str, ...]]]:
+    """With ``curve``: the node's ``node.curve`` and the peer's key files (CLIENT.key_secret,
+    NODE.key), made in a temporary directory that is removed on exit; otherwise (None, ())."""
+    if not curve:
+        yield None, ()
+        return
+    with tempfile.TemporaryDirectory(prefix="mbstate-demo-keys-") as name:
+        directory = Path(name)
+        node_public, node_secret = make_key_pair(directory, "node")
+        client_secret = make_key_pair(directory / "clients", "demo")[1]
+        yield CurveParams(node_secret, directory / "clients"), (str(client_secret), str(node_public))
+
+
+@contextlib.contextmanager
+def demo_config(estimator_config: Any = None, curve: CurveParams | None = None) -> Iterator[NodeConfig]:
+    """The packaged configuration with free loopback ports, no recording and ``curve`` as
+    ``node.curve`` (``estimator_config``: reader of the estimator section, for tests)."""
     data = importlib.resources.files("estimator") / "data"
     with contextlib.ExitStack() as stack:
         paths = {key: stack.enter_context(importlib.resources.as_file(data / name)) for key, name in DATA_FILES.items()}
         config = load_node_config(paths["estimator"], estimator_config, mechanism=paths["mechanism"],
                                   sensors=paths["sensors"])
-        node = dataclasses.replace(config.node, sub=LOOPBACK, pub=LOOPBACK, control=LOOPBACK,
+        node = dataclasses.replace(config.node, sub=LOOPBACK, pub=LOOPBACK, control=LOOPBACK, curve=curve,
                                    log=dataclasses.replace(config.node.log, path=None))
         yield dataclasses.replace(config, node=node)
 
@@ -114,10 +132,12 @@ def rmse(estimates: list[dict], truth: Truth, mech: Mechanism, actuators: list[s
 
 
 def run_demo(duration: float = 5.0, seed: int = 0, estimator_factory: EstimatorFactory = online_estimator,
-             estimator_config: Any = None, progress: Callable[[str], None] = lambda text: None) -> dict[str, Any]:
+             estimator_config: Any = None, progress: Callable[[str], None] = lambda text: None,
+             curve: bool = False) -> dict[str, Any]:
     """Run the demo (see the module docstring); the summary as a map (``interrupted``: SIGINT / SIGTERM
-    stopped the node before every reading was sent). ``progress`` hears what it is doing."""
-    with demo_config(estimator_config) as config:
+    stopped the node before every reading was sent). ``progress`` hears what it is doing; ``curve``:
+    the node and its peer use CURVE."""
+    with demo_keys(curve) as (curve_params, key_files), demo_config(estimator_config, curve_params) as config:
         progress("starting: simulating the four-bar and warming up the estimator "
                  "(the first run compiles the numeric kernels: up to a minute)...")
         truth = crank_truth(config.mech, duration)
@@ -125,7 +145,7 @@ def run_demo(duration: float = 5.0, seed: int = 0, estimator_factory: EstimatorF
         warm_up(config, estimator_factory, readings)
         progress(f"running: {duration:g} s of sensor readings from a second process to the node...")
         started = time.monotonic()
-        with Node(config, estimator_factory) as node, Peer(readings, node.endpoints) as peer:
+        with Node(config, estimator_factory) as node, Peer(readings, node.endpoints, key_files) as peer:
             deadline_s = 2 * duration + DEADLINE_MARGIN_S
             watchdog = threading.Thread(target=_stop_when_peer_ends, args=(node, peer, deadline_s),
                                         name="demo-watchdog", daemon=True)

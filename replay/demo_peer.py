@@ -3,9 +3,11 @@ estimates, apart from the node so that the node's loop has its process (and its 
 in production.
 
 The node's side starts it with :class:`Peer` (a context manager that always reaps the process);
-the process runs ``python -m replay.demo_peer DIR SUB PUB CONTROL`` (:func:`main`): DIR/readings.msgpack
-holds the sensor messages (a msgpack list of maps in stamp order), SUB / PUB / CONTROL are the
-node's bound endpoints. The peer, in one thread (light: it shares the two cores with the node):
+the process runs ``python -m replay.demo_peer DIR SUB PUB CONTROL [CLIENT.key_secret NODE.key]``
+(:func:`main`): DIR/readings.msgpack holds the sensor messages (a msgpack list of maps in stamp order),
+SUB / PUB / CONTROL are the node's bound endpoints, the two key files the peer's CURVE keys for a
+node with ``node.curve`` (estimator.node.client). The peer, in one thread (light: it shares the two
+cores with the node):
 
 1. subscribes to PUB and waits for the connection's handshake (a subscription made later would miss
    the first estimates); the ZeroMQ I/O thread queues what arrives, unbounded, until step 4;
@@ -36,9 +38,9 @@ from typing import Any
 
 import msgpack
 import zmq
-from zmq.utils.monitor import recv_monitor_message
 
 from estimator.errors import MbstateError
+from estimator.node.client import ClientKeys, Handshake
 from estimator.node.publishing import unpack
 from replay.node_control import NodeControl
 from replay.pacing import paced
@@ -54,22 +56,19 @@ EXIT_WAIT_S = 10.0  # [s] for the peer to finish once the node has stopped
 ORPHAN_CHECK_S = 0.2  # [s] between checks that the node's process is still there
 
 
-def _subscribe(context: zmq.Context, endpoint: str) -> zmq.Socket:
+def _subscribe(context: zmq.Context, endpoint: str, keys: ClientKeys | None) -> zmq.Socket:
     """A SUB connected to the node's output, once the connection is up. Its queue is unbounded (the
     ZeroMQ I/O thread keeps every estimate until the end): the peer's Python code reads nothing
     while publishing."""
     socket = context.socket(zmq.SUB)
     socket.setsockopt(zmq.RCVHWM, 0)
     socket.subscribe(b"")
-    monitor = socket.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED)
+    handshake = Handshake(socket, endpoint, keys)
     try:
-        socket.connect(endpoint)
-        if not monitor.poll(int(1000 * CONNECT_WAIT_S)):
+        if not handshake.poll(CONNECT_WAIT_S, flags=0):
             raise MbstateError(f"no node publishing at {endpoint} within {CONNECT_WAIT_S:g} s")
-        recv_monitor_message(monitor)
     finally:
-        socket.disable_monitor()
-        monitor.close()
+        handshake.close()
     time.sleep(SUBSCRIPTION_MARGIN_S)
     return socket
 
@@ -87,10 +86,11 @@ def _send_paced(socket: zmq.Socket, readings: list[dict], stop: threading.Event)
     return sent
 
 
-def _shut_down_after_intake(context: zmq.Context, endpoint: str, sent: int, stop: threading.Event) -> None:
+def _shut_down_after_intake(context: zmq.Context, endpoint: str, sent: int, stop: threading.Event,
+                            keys: ClientKeys | None) -> None:
     """Wait until the node has received ``sent`` messages (or none more for IDLE_S), then shut it down
     (neither once ``stop`` is set: the node stopped already)."""
-    control = NodeControl(context, endpoint, CONNECT_WAIT_S)
+    control = NodeControl(context, endpoint, CONNECT_WAIT_S, keys)
     control.wait_for_intake(sent, stop, IDLE_S)
     if not stop.is_set():
         control.request("shutdown")
@@ -109,15 +109,16 @@ def _collect(socket: zmq.Socket) -> tuple[list[dict], dict | None]:
     return estimates, None
 
 
-def run_peer(readings: list[dict], sub: str, pub: str, control: str, stop: threading.Event) -> dict[str, Any]:
-    """Steps 1–4 of the module docstring, in one thread; the report."""
+def run_peer(readings: list[dict], sub: str, pub: str, control: str, stop: threading.Event,
+             keys: ClientKeys | None = None) -> dict[str, Any]:
+    """Steps 1–4 of the module docstring, in one thread (a CURVE client with ``keys``); the report."""
     context = zmq.Context()
     context.setsockopt(zmq.LINGER, 0)
     try:
-        subscriber = _subscribe(context, pub)
-        publisher = connect_publisher(context, sub, CONNECT_WAIT_S)
+        subscriber = _subscribe(context, pub, keys)
+        publisher = connect_publisher(context, sub, CONNECT_WAIT_S, keys)
         sent = _send_paced(publisher, readings, stop)
-        _shut_down_after_intake(context, control, sent, stop)
+        _shut_down_after_intake(context, control, sent, stop, keys)
         estimates, stopped = _collect(subscriber)
         return {"sent": sent, "estimates": estimates, "stopped": stopped}
     finally:
@@ -132,15 +133,16 @@ def _watch_parent(parent: int, stop: threading.Event, orphaned: threading.Event)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m replay.demo_peer DIR SUB PUB CONTROL`` (see the module docstring)."""
-    directory, sub, pub, control = argv if argv is not None else sys.argv[1:]
+    """``python -m replay.demo_peer DIR SUB PUB CONTROL [CLIENT.key_secret NODE.key]`` (see the module
+    docstring)."""
+    directory, sub, pub, control, *key_files = argv if argv is not None else sys.argv[1:]
     stop, orphaned = threading.Event(), threading.Event()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     threading.Thread(target=_watch_parent, args=(os.getppid(), stop, orphaned), daemon=True).start()
     readings = msgpack.unpackb((Path(directory) / READINGS).read_bytes(), raw=False)
     try:
-        report = run_peer(readings, sub, pub, control, stop)
+        report = run_peer(readings, sub, pub, control, stop, ClientKeys.load(*key_files) if key_files else None)
     except MbstateError as exc:
         print(f"mbstate demo (sensor process): error: {exc}", file=sys.stderr)
         return 2
@@ -152,16 +154,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 class Peer:
-    """The peer process, from the node's side: started on the node's endpoints, reaped on exit
-    (killed if still running) with its files."""
+    """The peer process, from the node's side: started on the node's endpoints (with ``key_files``,
+    CLIENT.key_secret and NODE.key: a CURVE client), reaped on exit (killed if still running) with
+    its files."""
 
-    def __init__(self, readings: list[dict], endpoints: dict[str, str]) -> None:
+    def __init__(self, readings: list[dict], endpoints: dict[str, str], key_files: tuple[str, str] | tuple = ()
+                 ) -> None:
         self._directory = tempfile.TemporaryDirectory(prefix="mbstate-demo-")
         path = Path(self._directory.name)
         (path / READINGS).write_bytes(msgpack.packb(readings, use_bin_type=True))
         self.process = subprocess.Popen(
             [sys.executable, "-m", "replay.demo_peer", str(path), endpoints["sub"], endpoints["pub"],
-             endpoints["control"]], cwd=PACKAGE_ROOT, stdin=subprocess.DEVNULL)
+             endpoints["control"], *key_files], cwd=PACKAGE_ROOT, stdin=subprocess.DEVNULL)
 
     def __enter__(self) -> Peer:
         return self

@@ -1,6 +1,7 @@
 """A client of a running node's control socket (a REQ; msgpack maps, estimator.node.runtime).
 
-Every request is answered within a time limit or given up. ``wait_for_intake`` asks for ``status``
+Every request is answered within a time limit or given up; a failed handshake (a CURVE key the node
+refuses, estimator.node.client) is an MbstateError at once. ``wait_for_intake`` asks for ``status``
 until the node has received a number of input messages: a sender that waits so before a command
 keeps the command in its place among the messages it sent (the input and control sockets are
 separate, so nothing else orders them).
@@ -14,26 +15,37 @@ from typing import Any
 
 import zmq
 
+from estimator.node.client import ClientKeys, Handshake
 from estimator.node.publishing import pack, unpack
 
 POLL_S = 0.05  # [s] between two status requests while waiting
 
 
 class NodeControl:
-    """Requests to the node whose control socket is at ``endpoint``; replies waited for ``wait_s``."""
+    """Requests to the node whose control socket is at ``endpoint``; replies waited for ``wait_s``;
+    ``keys``: this client's CURVE keys for a node with ``node.curve``."""
 
-    def __init__(self, context: zmq.Context, endpoint: str, wait_s: float = 5.0) -> None:
+    def __init__(self, context: zmq.Context, endpoint: str, wait_s: float = 5.0, keys: ClientKeys | None = None
+                 ) -> None:
         self.endpoint, self.wait_s = endpoint, wait_s
         self.socket = context.socket(zmq.REQ)
         self.socket.setsockopt(zmq.LINGER, 0)  # a request nobody took does not hold up closing
         self.socket.setsockopt(zmq.REQ_RELAXED, 1)  # a request without reply does not block the next one
         self.socket.setsockopt(zmq.REQ_CORRELATE, 1)
-        self.socket.connect(endpoint)
+        self.handshake = Handshake(self.socket, endpoint, keys)
 
     def request(self, command: str) -> dict[str, Any] | None:
-        """The node's reply to ``command`` (None: no reply within ``wait_s``)."""
-        self.socket.send(pack({"command": command}))
-        return unpack(self.socket.recv()) if self.socket.poll(int(1000 * self.wait_s)) else None
+        """The node's reply to ``command`` (None: no reply within ``wait_s``; MbstateError: the
+        handshake failed)."""
+        deadline = time.monotonic() + self.wait_s
+        # a REQ without a connection (its handshake failed, or no node yet) would block in send
+        if not self.handshake.poll(self.wait_s, zmq.POLLOUT):
+            return None
+        try:
+            self.socket.send(pack({"command": command}), zmq.NOBLOCK)
+        except zmq.Again:  # the connection went between the poll and the send
+            return None
+        return unpack(self.socket.recv()) if self.handshake.poll(max(0.0, deadline - time.monotonic())) else None
 
     def wait_for_intake(self, count: int, stop: threading.Event | None = None, idle_s: float = 1.0) -> int | None:
         """Ask for ``status`` until the node has received ``count`` input messages in all, it received

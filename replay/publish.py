@@ -21,26 +21,32 @@ import msgpack
 import zmq
 
 from estimator.errors import MbstateError
+from estimator.node.client import ClientKeys, Handshake
 from replay.log import LogStream
 from replay.node_control import NodeControl
 from replay.pacing import paced
 
 
-def connect_publisher(context: zmq.Context, endpoint: str, wait_s: float = 5.0, hwm: int = 100_000) -> zmq.Socket:
-    """An XPUB connected to ``endpoint``, returned once a subscriber has subscribed (MbstateError
-    after ``wait_s`` seconds without one). ``hwm``: its send high-water mark [messages], beyond which
-    it drops (large by default: a log re-sent should arrive whole)."""
+def connect_publisher(context: zmq.Context, endpoint: str, wait_s: float = 5.0, keys: ClientKeys | None = None,
+                      hwm: int = 100_000) -> zmq.Socket:
+    """An XPUB connected to ``endpoint`` (a CURVE client with ``keys``), returned once a subscriber
+    has subscribed (MbstateError after ``wait_s`` seconds without one, or when the handshake fails).
+    ``hwm``: its send high-water mark [messages], beyond which it drops (large by default: a log
+    re-sent should arrive whole)."""
     socket = context.socket(zmq.XPUB)
     socket.setsockopt(zmq.LINGER, 2000)
     socket.setsockopt(zmq.SNDHWM, hwm)
     try:
-        socket.connect(endpoint)
-    except zmq.ZMQError as exc:
+        handshake = Handshake(socket, endpoint, keys)
+        try:
+            subscribed = handshake.poll(wait_s)
+        finally:
+            handshake.close()
+        if not subscribed:
+            raise MbstateError(f"no subscriber at {endpoint} within {wait_s:g} s (is the node running?)")
+    except MbstateError:
         socket.close()
-        raise MbstateError(f"cannot connect to {endpoint} ({exc})") from None
-    if not socket.poll(int(1000 * wait_s), zmq.POLLIN):
-        socket.close()
-        raise MbstateError(f"no subscriber at {endpoint} within {wait_s:g} s (is the node running?)")
+        raise
     socket.recv()  # the subscription
     return socket
 
@@ -53,19 +59,21 @@ class Command:
 
 
 def publish(messages: Iterable[Any], endpoint: str, speed: float | None = 1.0,
-            stop: threading.Event | None = None, wait_s: float = 5.0, control: str | None = None) -> int:
+            stop: threading.Event | None = None, wait_s: float = 5.0, control: str | None = None,
+            keys: ClientKeys | None = None) -> int:
     """Send ``messages`` (msgpack-encoded; bytes as they are) to ``endpoint`` at ``speed`` times real
     time by their stamps (None: as fast as possible), one by one as the iterable gives them, and each
     ``Command`` among them to the node's ``control`` endpoint (module docstring; this publisher
     must then be the node's only input). The messages are not looked at ahead (a log streams), so
     with ``control`` given the node's count of received messages is asked for before the first
     message, whether a command comes or not; returns how many messages were sent. ``stop`` ends it
-    early. MbstateError: no node, no reply from ``control``, or a command that cannot be carried
-    out in its place."""
+    early; ``keys``: this client's CURVE keys (a node with ``node.curve``). MbstateError: no node,
+    a failed handshake, no reply from ``control``, or a command that cannot be carried out in its
+    place."""
     context = zmq.Context()
     try:
-        socket = connect_publisher(context, endpoint, wait_s)
-        node = NodeControl(context, control, wait_s) if control is not None else None
+        socket = connect_publisher(context, endpoint, wait_s, keys)
+        node = NodeControl(context, control, wait_s, keys) if control is not None else None
         first = _received(node) if node else 0  # before this publisher's messages
         sent = 0
         for message in paced(messages, speed, stop) if speed else messages:

@@ -12,10 +12,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from estimator.errors import MbstateError, shown
+from estimator.errors import LIMIT, MbstateError, shown
 from estimator.model import Body, Mechanism
-
-LIMIT = 1e9  # largest magnitude of a number whose key states no range of its own
 
 
 class Section:

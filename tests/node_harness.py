@@ -10,8 +10,11 @@ from pathlib import Path
 import msgpack
 import zmq
 from conftest import MECHANISMS, REPO
+from fake_estimator import FakeConfig
 
-from estimator.node.config import NodeConfig
+from estimator.node.access import make_key_pair
+from estimator.node.client import ClientKeys, curve_client
+from estimator.node.config import NodeConfig, load_node_config
 from estimator.node.runtime import Node
 from replay.publish import connect_publisher
 
@@ -30,24 +33,28 @@ def write_config(tmp_path: Path, estimator: str = "{}", node: str = "", log: str
 
 
 class RunningNode:
-    """A node serving in a thread, with a subscriber, a publisher and a control socket of its own.
-    Leaving the ``with`` block stops the node (if still running) and closes everything."""
+    """A node serving in a thread, with a subscriber, a publisher and a control socket of its own
+    (CURVE clients with ``keys``). Leaving the ``with`` block stops the node (if still running) and
+    closes everything."""
 
-    def __init__(self, config: NodeConfig, factory) -> None:
+    def __init__(self, config: NodeConfig, factory, keys: ClientKeys | None = None) -> None:
+        self.keys = keys
         self.node = Node(config, factory)
         self.thread = threading.Thread(target=self.node.run, daemon=True)
         self.context = zmq.Context()
         self.context.setsockopt(zmq.LINGER, 0)
         self.sub = self.context.socket(zmq.SUB)
         self.sub.subscribe(b"")
-        self.sub.connect(self.node.endpoints["pub"])
         self.control = self.context.socket(zmq.REQ)
-        self.control.connect(self.node.endpoints["control"])
+        for socket, endpoint in ((self.sub, "pub"), (self.control, "control")):
+            if keys is not None:
+                curve_client(socket, keys)
+            socket.connect(self.node.endpoints[endpoint])
 
     def __enter__(self) -> RunningNode:
         self.thread.start()
         time.sleep(0.1)  # the subscription reaches the node's PUB (loopback)
-        self.pub = connect_publisher(self.context, self.node.endpoints["sub"])
+        self.pub = connect_publisher(self.context, self.node.endpoints["sub"], keys=self.keys)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -81,6 +88,22 @@ class RunningNode:
         while self.sub.poll(int(1000 * quiet)):
             messages.append(msgpack.unpackb(self.sub.recv(), strict_map_key=False))
         return messages
+
+
+def curve_config(tmp_path: Path) -> NodeConfig:
+    """A fake-estimator node with CURVE: its pair in tmp_path/node, one client (clients/sensor) listed,
+    one (strangers/stranger) not."""
+    make_key_pair(tmp_path / "node", "node")
+    make_key_pair(tmp_path / "clients", "sensor")
+    make_key_pair(tmp_path / "strangers", "stranger")
+    return load_node_config(write_config(tmp_path, "{rate: 100, lag: 5}",
+                                         "curve: {secret_key: node/node.key_secret, clients: clients}"),
+                            FakeConfig.from_section)
+
+
+def keys_of(tmp_path: Path, client: str = "clients/sensor", server: str = "node/node") -> ClientKeys:
+    """The CURVE keys of a client of :func:`curve_config` (``server``: the public key it takes for the node's)."""
+    return ClientKeys.load(tmp_path / f"{client}.key_secret", tmp_path / f"{server}.key")
 
 
 def bound_sub(context: zmq.Context) -> tuple[zmq.Socket, str]:

@@ -11,6 +11,7 @@ from estimator.errors import MbstateError
 from estimator.kinematics import AssemblyError, solve_position_problem
 from estimator.mechanism_file import load_mechanism
 from estimator.model import Mechanism
+from estimator.node.client import ClientKeys
 
 
 def positive_float(text: str) -> float:
@@ -97,3 +98,21 @@ def load(path: str, gravity: np.ndarray | None = None) -> Mechanism:
 
     mech = load_mechanism(path)
     return mech if gravity is None else with_gravity(mech, gravity)
+
+
+def add_curve_options(parser: argparse.ArgumentParser) -> None:
+    """``--curve-key`` and ``--server-key``: a client's CURVE keys for a node with ``node.curve``."""
+    group = parser.add_argument_group(
+        "CURVE", "for a node with node.curve: both options, or neither for a node without it. A refused key, "
+                 "a wrong server key or CURVE on one side only is one error line (exit 2)")
+    group.add_argument("--curve-key", metavar="CLIENT.key_secret",
+                       help="this client's key pair (mbstate keys CLIENT); CLIENT.key must be in the node's "
+                            "node.curve.clients directory")
+    group.add_argument("--server-key", metavar="NODE.key", help="the node's public key (its NODE.key)")
+
+
+def client_keys(args: argparse.Namespace) -> ClientKeys | None:
+    """The keys of :func:`add_curve_options` (None: neither given), read before any socket is opened."""
+    if (args.curve_key is None) != (args.server_key is None):
+        raise MbstateError("--curve-key and --server-key go together")
+    return None if args.curve_key is None else ClientKeys.load(args.curve_key, args.server_key)

@@ -22,11 +22,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--duration", type=positive_float, default=5.0, help="simulated seconds (default 5)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sensor noise (default 0)")
     parser.add_argument("--json", action="store_true", help="the summary as one JSON object")
+    parser.add_argument("--curve", action="store_true",
+                        help="the node and the sensor process use CURVE (node.curve), with key pairs made for the run")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    summary = run_demo(args.duration, args.seed, progress=lambda text: print(f"mbstate demo: {text}", file=sys.stderr,
-                                                                             flush=True))
+    summary = run_demo(args.duration, args.seed, curve=args.curve,
+                       progress=lambda text: print(f"mbstate demo: {text}", file=sys.stderr, flush=True))
     print(json.dumps(summary) if args.json else summary_text(summary))
     return 130 if summary["interrupted"] else 0  # 130: as the shell reports an interrupted command

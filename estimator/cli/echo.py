@@ -9,9 +9,10 @@ import sys
 
 import zmq
 
-from estimator.cli.arguments import positive_float
+from estimator.cli.arguments import add_curve_options, client_keys, positive_float
 from estimator.cli.run import summary_line
 from estimator.errors import MbstateError
+from estimator.node.client import Handshake
 from estimator.node.config import NodeParams
 from estimator.node.publishing import UNPACK_ERRORS, unpack
 
@@ -29,6 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--json", action="store_true", help="each message as one JSON line")
     parser.add_argument("--timeout", type=positive_float, metavar="S",
                         help="give up after S seconds without a message (exit 2)")
+    add_curve_options(parser)
     parser.set_defaults(run=run)
 
 
@@ -57,18 +59,16 @@ def _json_safe(value: object) -> object:
 def run(args: argparse.Namespace) -> int:
     if (args.count is not None and args.count < 1) or args.every < 1:
         raise MbstateError("--count and --every must be at least 1")
+    keys = client_keys(args)
     context = zmq.Context()
     try:
         socket = context.socket(zmq.SUB)
         socket.setsockopt(zmq.LINGER, 0)
         socket.subscribe(b"")
-        try:
-            socket.connect(args.endpoint)
-        except zmq.ZMQError as exc:
-            raise MbstateError(f"--endpoint: cannot connect to {args.endpoint} ({exc})") from None
+        handshake = Handshake(socket, args.endpoint, keys)
         estimates = printed = 0
         while args.count is None or printed < args.count:
-            if not socket.poll(None if args.timeout is None else int(1000 * args.timeout)):
+            if not handshake.poll(args.timeout):
                 raise MbstateError(f"no message from {args.endpoint} within {args.timeout:g} s")
             try:
                 message = unpack(socket.recv())

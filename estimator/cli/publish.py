@@ -7,7 +7,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from estimator.cli.arguments import positive_float
+from estimator.cli.arguments import add_curve_options, client_keys, positive_float
 from estimator.node.config import NodeParams
 from replay.publish import Command, has_commands, log_messages, publish
 
@@ -31,10 +31,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     pace.add_argument("--speed", type=positive_float, default=1.0, help="times real time (default 1)")
     pace.add_argument("--fast", action="store_true", help="as fast as possible")
     parser.add_argument("--wait", type=positive_float, default=5.0, help="seconds to wait for the node (default 5)")
+    add_curve_options(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    keys = client_keys(args)
     commands = []
 
     def counted(messages: Iterator[Any]) -> Iterator[Any]:
@@ -45,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
 
     messages = counted(log_messages(args.log, lambda line: print(line, file=sys.stderr)))
     sent = publish(messages, args.endpoint, speed=None if args.fast else args.speed, wait_s=args.wait,
-                   control=args.control if has_commands(args.log) else None)
+                   control=args.control if has_commands(args.log) else None, keys=keys)
     print(f"published {sent} messages to {args.endpoint}" + (f"; control commands to {args.control}: "
                                                              f"{len(commands)}" * bool(commands)))
     return 0

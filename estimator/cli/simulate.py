@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from estimator.cli.arguments import assembled, assignments, coordinate_indices, load, positive_float
+from estimator.cli.arguments import (add_curve_options, assembled, assignments, client_keys, coordinate_indices, load,
+                                     positive_float)
 from estimator.cli.inverse import driven
 from estimator.dynamics.forward import METHODS
 from estimator.errors import MbstateError
@@ -60,6 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", metavar="LOG", help="output log (msgpack records); required without --publish")
     parser.add_argument("--publish", nargs="?", const=NodeParams.sub, metavar="ENDPOINT",
                         help=f"also send the readings at real time to a node's input (default {NodeParams.sub})")
+    add_curve_options(parser)
     parser.set_defaults(run=run)
 
 
@@ -80,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
         raise MbstateError("--drive and --trajectory go together")
     if args.drive is not None and (args.forces or args.initial or args.velocity):
         raise MbstateError("--forces, --initial and --velocity are for forward dynamics, not with --drive")
+    keys = client_keys(args)
     mech = load(args.mechanism)
     sensor_set = load_sensors(args.sensors, mech)
     dt = args.dt or sensor_step(sensor_set)
@@ -105,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"publishing to {args.publish} at real time ...", flush=True)
         messages = (log_messages(args.out) if args.out is not None
                     else (item.to_map() for kind, item in records if kind == "reading"))
-        sent = publish(messages, args.publish)
+        sent = publish(messages, args.publish, keys=keys)
         if args.out is None:
             _summary(sensor_set, counts, span, dt)
         print(f"published {sent} readings")

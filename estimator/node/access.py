@@ -5,7 +5,7 @@ node is a CURVE server with the node's key pair, so traffic is encrypted, and a 
 (zmq.auth.thread.ThreadAuthenticator) admits only clients whose public key is in the ``clients``
 directory; anyone else's handshake fails and never reaches the node. Keys are ZeroMQ certificate
 files (``mbstate keys``: NAME.key, the public half, and NAME.key_secret, both halves); a client
-sets its own pair and the node's public key on its socket (:func:`curve_client`).
+sets its own pair and the node's public key on its socket (estimator.node.client).
 
 Without CURVE, any process that reaches a socket can send readings and commands: the node warns
 at start for every endpoint that binds beyond loopback (:func:`beyond_loopback`). An ``ipc://``
@@ -77,13 +77,6 @@ def curve_server(socket: zmq.Socket, keys: tuple[bytes, bytes]) -> None:
     """Make ``socket`` a CURVE server with the key pair ``keys`` (before it binds)."""
     socket.curve_publickey, socket.curve_secretkey = keys
     socket.curve_server = True
-
-
-def curve_client(socket: zmq.Socket, own_secret_key: str | Path, server_key: str | Path) -> None:
-    """Make ``socket`` a CURVE client (before it connects): its own key pair from a NAME.key_secret
-    file whose public half the node lists in ``clients``, and the node's public key file."""
-    socket.curve_publickey, socket.curve_secretkey = key_pair(own_secret_key)
-    socket.curve_serverkey = public_key(server_key)
 
 
 def beyond_loopback(endpoint: str) -> bool:

@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 import zmq
 from conftest import MECHANISMS, REPO, cli_exit_code
-from node_harness import bound_sub, encoder
+from fake_estimator import fake_factory
+from node_harness import RunningNode, bound_sub, curve_config, encoder, keys_of
 
 from estimator.node.intake import online_estimator
 from estimator.node.publishing import estimate_message
@@ -172,3 +173,50 @@ def test_simulate_publish_and_replay(tmp_path, context, capsys) -> None:
     assert cli_exit_code(["simulate", str(MECHANISMS / "fourbar_crank.yaml"), "--sensors",
                           str(REPO / "configs/sensors/fourbar.yaml"), "--t-end", "0.1"]) == 2
     assert "give --out LOG, --publish [ENDPOINT] or both" in capsys.readouterr().err
+
+
+def test_publish_and_echo_with_curve(tmp_path, capsys) -> None:
+    keys = ["--curve-key", str(tmp_path / "clients/sensor.key_secret"), "--server-key", str(tmp_path / "node/node.key")]
+    with RunningNode(curve_config(tmp_path), fake_factory, keys_of(tmp_path)) as running:
+        endpoints = running.node.endpoints
+        echo, echo_codes = in_thread(["echo", "--endpoint", endpoints["pub"], "--count", "3", "--json",
+                                      "--timeout", "5", *keys])
+        sent = 0
+        while echo.is_alive() and sent < 2000:  # the node's PUB drops until echo's subscription is there
+            log = tmp_path / f"in{sent}.log"
+            with LogWriter(log, {}) as writer:
+                for k in range(sent, sent + 20):
+                    writer.reading(encoder(0.01 * k, k))
+            assert cli_exit_code(["publish", str(log), "--endpoint", endpoints["sub"], "--fast", *keys]) == 0
+            sent += 20
+        echo.join(10.0)
+        assert echo_codes == [0] and running.wait_received(sent)["accepted"] == sent
+    out = capsys.readouterr().out.splitlines()
+    published = [line for line in out if line.startswith("published")]
+    assert published == [f"published 20 messages to {endpoints['sub']}"] * (sent // 20)
+    echoed = [json.loads(line) for line in out if line.startswith("{")]
+    assert [m["type"] for m in echoed if m["type"] == "estimate"] == ["estimate"] * 3
+
+
+@pytest.mark.parametrize("command", ["publish", "echo"])
+def test_publish_and_echo_with_a_refused_curve_key_is_one_line(tmp_path, capsys, command) -> None:
+    log = tmp_path / "in.log"
+    with LogWriter(log, {}) as writer:
+        writer.reading(encoder(0.0, 0))
+    with RunningNode(curve_config(tmp_path), fake_factory, keys_of(tmp_path)) as running:
+        endpoint = running.node.endpoints["sub" if command == "publish" else "pub"]
+        argv = [command, *([str(log)] if command == "publish" else ["--timeout", "5"]), "--endpoint", endpoint]
+        stranger = ["--curve-key", str(tmp_path / "strangers/stranger.key_secret"),
+                    "--server-key", str(tmp_path / "node/node.key")]
+        assert cli_exit_code([*argv, *stranger]) == 2
+        assert capsys.readouterr().err == (f"mbstate {command}: error: the node at {endpoint} refused this client's "
+                                           f"key (its public key is not in the node's node.curve.clients)\n")
+        assert cli_exit_code([*argv, "--curve-key", stranger[1]]) == 2
+        assert capsys.readouterr().err == f"mbstate {command}: error: --curve-key and --server-key go together\n"
+        assert running.request({"command": "status"})["received"] == 0
+
+
+def test_demo_with_curve() -> None:
+    summary = run_demo(0.3, curve=True)
+    assert summary["received"] == summary["readings_sent"] > 500 and not summary["interrupted"]
+    assert summary["estimates_received"] == summary["steps"] > 0 and summary["malformed"] == 0

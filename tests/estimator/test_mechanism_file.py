@@ -173,3 +173,49 @@ def test_invalid_entries_are_named(write_yaml, text: str, entry: str, problem: s
     with pytest.raises(MechanismFileError, match=problem) as info:
         load_mechanism(path)
     assert (info.value.path, info.value.entry) == (str(path), entry)
+
+
+BAR = "points: [{x: 0, y: 0, fixed: true}, {x: 1, y: 0}]\nplanar_bodies: [{points: [0, 1], %s}]"
+BODY = {"mass": "1", "I0": "1", "cog": "[0, 0]"}
+
+
+def bar(**keys: str) -> str:
+    """A one-body pendulum file with some body keys replaced (or added)."""
+    return BAR % ", ".join(f"{key}: {value}" for key, value in {**BODY, **keys}.items())
+
+
+@pytest.mark.parametrize(("text", "entry", "message"), [
+    (bar(mass="1e20"), "planar_bodies[0].mass", "must be at most 1e+09, got 1e+20"),
+    (bar(mass="1" + "0" * 400), "planar_bodies[0].mass",
+     "value 100000000000000000...0000000000000000000 is too large for a float"),
+    (bar(mass=".nan"), "planar_bodies[0].mass", "value nan is not finite (nan)"),
+    (bar(mass="'1e300 * 1e300'"), "planar_bodies[0].mass", "1e+300 * 1e+300: non-finite result inf in '1e300 * 1e300'"),
+    (bar(length="-2"), "planar_bodies[0].length", "must be positive, got -2.0"),
+    (bar(length="0"), "planar_bodies[0].length", "must be positive, got 0.0"),
+    (bar(I0="-0.5"), "planar_bodies[0].I0", "must not be negative, got -0.5"),
+    (bar(cog="[0, -2e9]"), "planar_bodies[0].cog[1]", "must be at least -1e+09, got -2000000000.0"),
+    ("points: [{x: 0, y: .inf}]", "points[0].y", "value inf is not finite (inf)"),
+    ("gravity: [0, -1e12]\npoints: [{x: 0, y: 0}]", "gravity[1]", "must be at least -1e+09, got -1000000000000.0"),
+    ("parameters: {big: 1e10}\npoints: [{x: 0, y: 0}]", "parameters.big", "must be at most 1e+09, got 10000000000.0"),
+    (bar() + "\nforces: [{type: spring, points: [0, 1], k: -3}]", "forces[0].k", "must not be negative, got -3.0"),
+    (bar() + "\nforces: [{type: damper, points: [0, 1], c: -1e-3}]", "forces[0].c", "must not be negative, got -0.001"),
+    (bar() + "\nforces: [{type: spring, points: [0, 1], k: 1, length: -1}]", "forces[0].length",
+     "must not be negative, got -1.0"),
+    (bar() + "\nforces: [{type: point_force, point: 1, value: [3e9, 0]}]", "forces[0].value[0]",
+     "must be at most 1e+09, got 3000000000.0"),
+    (bar() + "\nrelative_coordinates: [{type: RelativeAngleAbsoluteDOF, points: [0, 1]}]\n"
+     "forces: [{type: torsional_spring, coordinate: theta0, k: 1, angle: 1e10}]", "forces[0].angle",
+     "must be at most 1e+09, got 10000000000.0"),
+])
+def test_every_number_has_a_range(write_yaml, text: str, entry: str, message: str) -> None:
+    path = write_yaml(text)
+    with pytest.raises(MechanismFileError) as info:
+        load_mechanism(path)
+    assert str(info.value) == f"{path}: {entry}: {message}"
+
+
+def test_the_bounds_themselves_load(write_yaml) -> None:
+    mech = load_mechanism(write_yaml(bar(mass="1e9", I0="0", cog="[-1e9, 1e9]")
+                                     + "\nforces: [{type: spring, points: [0, 1], k: 0, c: 0, length: 0}]"))
+    assert mech.bodies[0].mass == 1e9 and mech.bodies[0].inertia == 0.0
+    assert mech.arrays.spring_par[0] == pytest.approx([0, 0, 0])

@@ -11,12 +11,14 @@ import pytest
 import zmq
 from conftest import MECHANISMS, cli_exit_code
 from fake_estimator import FakeConfig, fake_factory
-from node_harness import SENSORS, encoder, write_config
+from node_harness import SENSORS, RunningNode, curve_config, encoder, keys_of, write_config
 
 from estimator.errors import MbstateError
-from estimator.node.access import beyond_loopback, curve_client, make_key_pair
+from estimator.node.access import beyond_loopback, make_key_pair
+from estimator.node.client import ClientKeys, curve_client
 from estimator.node.config import load_node_config
 from estimator.node.runtime import Node
+from replay.node_control import NodeControl
 
 
 def test_keys_makes_a_pair_once(tmp_path, capsys) -> None:
@@ -26,18 +28,9 @@ def test_keys_makes_a_pair_once(tmp_path, capsys) -> None:
     assert "exists already" in capsys.readouterr().err
 
 
-def curve_config(tmp_path):
-    make_key_pair(tmp_path / "node", "node")
-    make_key_pair(tmp_path / "clients", "sensor")
-    make_key_pair(tmp_path / "strangers", "stranger")
-    return load_node_config(write_config(tmp_path, "{rate: 100, lag: 5}",
-                                         "curve: {secret_key: node/node.key_secret, clients: clients}"),
-                            FakeConfig.from_section)
-
-
 def client(context: zmq.Context, kind: int, endpoint: str, tmp_path, secret: str) -> zmq.Socket:
     socket = context.socket(kind)
-    curve_client(socket, tmp_path / secret, tmp_path / "node" / "node.key")
+    curve_client(socket, ClientKeys.load(tmp_path / secret, tmp_path / "node" / "node.key"))
     socket.connect(endpoint)
     return socket
 
@@ -65,6 +58,43 @@ def test_curve_admits_the_listed_clients_only(tmp_path) -> None:
         assert not stranger.poll(100) and not plain.poll(100)  # their handshakes failed: no shutdown
         assert status["ok"] and not node.stop_requested.is_set() and status["accepted"] >= 1
     context.destroy()
+
+
+@pytest.mark.parametrize("client, server, error", [
+    ("strangers/stranger", "node/node", r"the node at \S+ refused this client's key \(its public key is not in"),
+    ("clients/sensor", "strangers/stranger",
+     r"closed the CURVE handshake: the server key \(--server-key\) is not the node's public key, or the node does not"),
+    (None, None, r"the node at \S+ (uses CURVE|closed the handshake \(if it uses CURVE): give --curve-key "
+                 r"CLIENT\.key_secret and --server-key NODE\.key"),
+])
+def test_the_control_client_tells_a_failed_handshake(tmp_path, client, server, error) -> None:
+    with RunningNode(curve_config(tmp_path), fake_factory, keys_of(tmp_path)) as running:
+        keys = keys_of(tmp_path, client, server) if client else None
+        control = NodeControl(running.context, running.node.endpoints["control"], 5.0, keys)
+        with pytest.raises(MbstateError, match=error):
+            control.request("shutdown")
+        assert running.request({"command": "status"})["ok"] and not running.node.stop_requested.is_set()
+
+
+def test_the_control_client_with_curve_asks_status_and_shuts_the_node_down(tmp_path) -> None:
+    with RunningNode(curve_config(tmp_path), fake_factory, keys_of(tmp_path)) as running:
+        control = NodeControl(running.context, running.node.endpoints["control"], 5.0, keys_of(tmp_path))
+        running.send(*(encoder(0.01 * k, k) for k in range(20)))
+        assert control.wait_for_intake(20) == 20
+        assert control.request("shutdown") == {"ok": True, "command": "shutdown"}
+        running.thread.join(10.0)
+        assert not running.thread.is_alive()
+
+
+def test_a_curve_client_of_a_node_without_curve_is_told(tmp_path) -> None:
+    config = load_node_config(write_config(tmp_path, "{rate: 100, lag: 5}"), FakeConfig.from_section)
+    make_key_pair(tmp_path / "node", "node")
+    make_key_pair(tmp_path / "clients", "sensor")
+    with RunningNode(config, fake_factory) as running:
+        control = NodeControl(running.context, running.node.endpoints["control"], 5.0, keys_of(tmp_path))
+        with pytest.raises(MbstateError, match=r"the node at \S+ (does not use CURVE: connect without --curve-key|"
+                                               r"closed the CURVE handshake: .* or the node does not use CURVE)"):
+            control.request("status")
 
 
 def test_a_curve_key_that_is_not_a_secret_key_is_a_load_error(tmp_path) -> None:
