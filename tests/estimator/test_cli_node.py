@@ -93,7 +93,8 @@ def _peer_processes() -> list[int]:
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="counts child processes through /proc")
 def test_demo_interrupted_stops_early_and_reaps_its_sensor_process() -> None:
     summary = run_demo(3.0, estimator_factory=functools.partial(InterruptedAfter, 0.4))
-    assert summary["wall_s"] < 2.0  # the 3 s of readings were cut short after ~0.4 s, the rest is shutdown
+    # the 3 s of readings (3000 of the crank encoder alone) were cut short after ~0.4 s: no timing
+    # bound here (a loaded machine stretches the shutdown), the count shows it
     assert summary["interrupted"] and 0 < summary["readings_sent"] < 3000
     assert summary["received"] <= summary["readings_sent"] and "before the interruption" in summary_text(summary)
     assert 0 < summary["steps"] < 1000 and summary["dropped"] == summary["malformed"] == 0
