@@ -17,7 +17,7 @@ from estimator.model import Mechanism
 from sensors.section import Section
 
 FACTORIZATIONS = ("CHOLESKY", "QR")
-KINDS = ("smoother", "error_ekf")
+KINDS = ("smoother", "error_ekf", "ukf")
 FORCE_RATE_TIME = 0.0625  # [s]: K = √T × force_rate (EstimatorConfig, Unknown inputs)
 # largest values of the keys with a natural bound (every other number: sensors.section.LIMIT in magnitude)
 MAXIMA = {"rate": 1e6, "lag": 100_000, "max_relinearizations": 100, "max_coalesce": 10_000,
@@ -30,8 +30,9 @@ class EstimatorConfig:
     """The online estimator's settings (SI units; σ are standard deviations of a factor's rows).
 
     Kind
-      ``kind``: ``smoother`` (default; this module's fixed-lag smoother, estimator.online_estimator) or
-      ``error_ekf`` (the errorEKF baseline, estimator.filters): the same readings, grid, start-up and
+      ``kind``: ``smoother`` (default; this module's fixed-lag smoother, estimator.online_estimator),
+      ``error_ekf`` (the errorEKF baseline, estimator.filters.error_ekf) or ``ukf`` (the unscented
+      filter on the same error state, estimator.filters.ukf): the same readings, grid, start-up and
       outputs. The filter reads ``rate``, ``delay_steps``, the start-up keys, ``position_sigma`` and
       ``velocity_sigma`` (its start covariance on the independent coordinates z and ż),
       ``publish_sigmas``, ``max_pending`` and ``acceleration_noise`` (Model, below) as the density of

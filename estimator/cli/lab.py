@@ -26,6 +26,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--workers", type=int, default=2, help="worker processes of the LocalCluster (default 2)")
     parser.add_argument("--duration", type=positive_float, metavar="S", help="simulated time per cell [s] "
                                                                             "(default: the suite's)")
+    parser.add_argument("--scenario", nargs="+", action="extend", metavar="NAME", help="only these scenarios")
+    parser.add_argument("--estimator", nargs="+", action="extend", metavar="NAME", help="only these estimators")
     parser.add_argument("--json", action="store_true", help="print the table as one JSON object")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(run=run)
@@ -39,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     if args.workers < 1:
         raise MbstateError(f"--workers: must be at least 1, got {args.workers}")
     suite = load_suite(args.suite)
-    cells = suite.cells()
+    cells = suite.cells(args.scenario or (), args.estimator or ())
     results = run_cells(suite.source, cells, args.duration, args.workers, args.scheduler, not args.quiet)
     table = rows(suite, results)
     duration = args.duration or suite.duration

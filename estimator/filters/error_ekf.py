@@ -60,23 +60,25 @@ def forward_step(mech: Mechanism, q: np.ndarray, qd: np.ndarray, dt: float) -> t
     return qs[1], qds[1]
 
 
-def measurement_rows(state: Linearization, measurements: Sequence[Measurement]) -> tuple[np.ndarray, np.ndarray,
-                                                                                         np.ndarray]:
-    """Stacked innovation r = y − h(state) (wrapped for angles), H = ∂h/∂x and the noise covariance R_n."""
+def measurement_rows(state: Linearization, measurements: Sequence[Measurement],
+                     jac: bool = True) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """Stacked innovation r = y − h(state) (wrapped for angles), H = ∂h/∂x (None unless ``jac``) and the
+    noise covariance R_n."""
     residuals, jacobians, blocks = [], [], []
     for m in measurements:
         sensor = m.sensor
         arguments = [{"q": state.q, "v": state.qd, "a": state.qdd}[v] for v in sensor.variables]
-        value, parts = sensor.measurement(*arguments, jac=True)
+        value, parts = sensor.measurement(*arguments, jac=jac)
         residuals.append(-sensor.residual(value, m.value))
-        jacobians.append(sum(j @ d for j, d in zip(parts, state.blocks(sensor.variables))))
+        if jac:
+            jacobians.append(sum(j @ d for j, d in zip(parts, state.blocks(sensor.variables))))
         blocks.append(m.covariance)
     size = sum(len(b) for b in blocks)
     noise, start = np.zeros((size, size)), 0
     for b in blocks:
         noise[start:start + len(b), start:start + len(b)] = b
         start += len(b)
-    return np.concatenate(residuals), np.vstack(jacobians), noise
+    return np.concatenate(residuals), np.vstack(jacobians) if jac else None, noise
 
 
 def kalman_gain(covariance: np.ndarray, jacobian: np.ndarray, noise: np.ndarray) -> np.ndarray:

@@ -31,6 +31,7 @@ from estimator.factors.estimation_state import EstimationLayout
 from estimator.factors.keys import TimeGrid
 from estimator.factors.observation_stack import SensorTerm, sensor_term
 from estimator.filters.error_ekf import ErrorEKF, Measurement
+from estimator.filters.ukf import UnscentedKF
 from estimator.kinematics import AssemblyError
 from estimator.model import Mechanism
 from estimator.online_config import EstimatorConfig
@@ -40,7 +41,7 @@ from sensors.config import SensorSet
 from sensors.messages import Reading
 
 log = logging.getLogger(__name__)
-FILTERS = {"error_ekf": ErrorEKF}
+FILTERS = {"error_ekf": ErrorEKF, "ukf": UnscentedKF}
 
 
 class OnlineFilter:

@@ -101,6 +101,8 @@ def _figures(suite: Suite, results: Sequence[CellResult], table: Sequence[Row], 
     figures = []
     first = [r for r in results if r.series is not None]
     for scenario in suite.scenarios.values():
+        if not any(r.cell.scenario == scenario.name for r in results):
+            continue
         name = scenario.scored[0]
         for sensor_set in scenario.sensor_sets:
             chosen = [r for r in first if r.cell.scenario == scenario.name and r.cell.sensor_set == sensor_set]
@@ -129,7 +131,7 @@ def _figures(suite: Suite, results: Sequence[CellResult], table: Sequence[Row], 
             fig.savefig(out / file, dpi=90)
             plt.close(fig)
             figures.append((file, f"{scenario.name}, sensor set {sensor_set}: {name} and its error"))
-        estimators = list(suite.estimators)
+        estimators = list(dict.fromkeys(r.cell.estimator for r in results))
         sets = list(scenario.sensor_sets)
         fig, axis = plt.subplots(figsize=(max(6, 1.6 * len(sets) * max(1, len(estimators)) / 2), 4))
         width = 0.8 / max(1, len(estimators))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -75,10 +76,17 @@ class Suite:
     estimators: dict[str, EstimatorConfig]
     settings: dict[str, dict[str, Any]]  # the estimators' sections as written (base merged)
 
-    def cells(self) -> list[Cell]:
-        """Every scenario × sensor set × estimator × seed, in file order."""
-        return [Cell(s.name, set_name, estimator, seed) for s in self.scenarios.values() for set_name in s.sensor_sets
-                for estimator in self.estimators for seed in self.seeds]
+    def cells(self, scenarios: Sequence[str] = (), estimators: Sequence[str] = ()) -> list[Cell]:
+        """Every scenario × sensor set × estimator × seed of the chosen scenarios and estimators (all when
+        empty), in file order."""
+        for kind, chosen, known in (("scenario", scenarios, self.scenarios), ("estimator", estimators,
+                                                                              self.estimators)):
+            unknown = [name for name in chosen if name not in known]
+            if unknown:
+                raise MbstateError(f"unknown {kind} {unknown[0]!r} (known: {', '.join(known)})")
+        return [Cell(s.name, set_name, estimator, seed) for s in self.scenarios.values()
+                if not scenarios or s.name in scenarios for set_name in s.sensor_sets
+                for estimator in self.estimators if not estimators or estimator in estimators for seed in self.seeds]
 
 
 @dataclass(frozen=True)
@@ -92,13 +100,6 @@ class Cell:
         return f"{self.scenario} {self.sensor_set} {self.estimator} seed {self.seed}"
 
 
-def _numbers(section: Section, key: str) -> dict[str, float]:
-    values = section.section(key, {})
-    result = {str(name): values.number(name) for name in values.data}
-    values.finish()
-    return result
-
-
 def _scenario(section: Section, name: str, base: Path) -> Scenario:
     mechanism = base / section.text("mechanism")
     if not mechanism.is_file():
@@ -108,7 +109,7 @@ def _scenario(section: Section, name: str, base: Path) -> Scenario:
         raise section.error("scored", f"must be a list of coordinate names, got {scored!r}")
     model = section.section("model", {})
     gravity = tuple(model.numbers("gravity", 2)) if model.has("gravity") else None
-    parameters, offset = _numbers(model, "parameters"), _numbers(model, "offset")
+    parameters, offset = model.number_map("parameters"), model.number_map("offset")
     model.finish()
     sets = section.section("sensors")
     sensor_sets = {str(k): base / sets.text(k) for k in sets.data}
@@ -116,7 +117,7 @@ def _scenario(section: Section, name: str, base: Path) -> Scenario:
     for key, path in sensor_sets.items():
         if not path.is_file():
             raise sets.error(key, f"file not found: {path}")
-    scenario = Scenario(name, mechanism, _numbers(section, "initial"), tuple(scored), gravity, parameters, offset,
+    scenario = Scenario(name, mechanism, section.number_map("initial"), tuple(scored), gravity, parameters, offset,
                         sensor_sets)
     section.finish()
     truth = scenario.truth_mechanism()

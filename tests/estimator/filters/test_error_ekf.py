@@ -136,8 +136,8 @@ def simulated(sensors_document: dict, duration: float, seed: int = 1):
     return sensors, truth, simulate_readings(sensors.sensors, truth, seed)
 
 
-def run_filter(mech, sensors, readings, **settings):
-    config = EstimatorConfig(kind="error_ekf", rate=200, publish_sigmas=True, **settings)
+def run_filter(mech, sensors, readings, kind: str = "error_ekf", **settings):
+    config = EstimatorConfig(kind=kind, rate=200, publish_sigmas=True, **settings)
     ekf = OnlineFilter(mech, sensors, config, FixedClock())
     estimates = []
     for reading in readings:
@@ -188,7 +188,7 @@ def test_kind_is_read_from_the_estimator_section_and_chooses_the_estimator(tmp_p
     config = EstimatorConfig.from_section(section, FOURBAR)
     assert (config.kind, config.acceleration_noise) == ("error_ekf", 0.5)
     assert EstimatorConfig().kind == "smoother"
-    with pytest.raises(MbstateError, match="estimator.kind: must be one of smoother, error_ekf"):
+    with pytest.raises(MbstateError, match="estimator.kind: must be one of smoother, error_ekf, ukf"):
         EstimatorConfig.from_section(Section("est.yaml", "estimator", {"kind": "dekf"}), FOURBAR)
     sensors = tmp_path / "sensors.yaml"
     sensors.write_text("sensors: {gyro: {kind: gyroscope, body: coupler, rate: 200, noise: {sigma: 0.001}}}\n")
@@ -196,3 +196,28 @@ def test_kind_is_read_from_the_estimator_section_and_chooses_the_estimator(tmp_p
     node.write_text(f"mechanism: {MECHANISMS / 'fourbar_benchmark.yaml'}\nsensors: {sensors}\n"
                     "estimator: {kind: error_ekf, rate: 200}\n")
     assert isinstance(online_estimator(load_node_config(node), FixedClock()), OnlineFilter)
+
+
+def test_sigma_points_reproduce_mean_and_covariance() -> None:
+    from estimator.filters.ukf import sigma_points
+
+    covariance = np.array([[2.0, 0.3], [0.3, 0.5]])
+    points, weights, covariance_weights = sigma_points(covariance)
+    assert len(points) == 5 and weights.sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(weights @ points, 0.0, atol=1e-15)
+    np.testing.assert_allclose((points.T * weights) @ points, covariance)
+
+
+def test_ukf_tracks_the_truth_from_a_wrong_start_on_the_manifold() -> None:
+    sensors, truth, readings = simulated({"sensors": {"gyro": SENSORS["sensors"]["gyro"],
+                                                      "accelerometer": SENSORS["sensors"]["accelerometer"]}}, 3.0)
+    start = FOURBAR.q0.copy()
+    start[4] += np.pi / 16
+    drawn = dataclasses.replace(FOURBAR, q0=solve_position_problem(FOURBAR, start, [4]))
+    ukf, estimates = run_filter(drawn, sensors, readings, kind="ukf", position_sigma=0.2, velocity_sigma=0.5)
+    t = np.array([e.t for e in estimates])
+    error = np.array([e.q[4] for e in estimates]) - np.interp(t, truth.t, truth.q[:, 4])
+    assert np.sqrt(np.mean(error[t > 2.0] ** 2)) < 5e-3  # the accelerometer corrects the start at once
+    for e in estimates:
+        assert np.max(np.abs(constraint_values(FOURBAR, e.q))) < 1e-9
+        assert np.max(np.abs(constraint_jacobian(FOURBAR, e.q) @ e.qd)) < 1e-9
