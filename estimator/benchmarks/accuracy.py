@@ -126,13 +126,6 @@ class Matrix:
                 for motion in scenario.motions() if not motions or motion in motions]
 
 
-def _coordinates(section: Section, key: str) -> dict[str, float]:
-    values = section.section(key, {})
-    result = {str(name): values.number(name) for name in values.data}
-    values.finish()
-    return result
-
-
 def _scenario(section: Section, name: str, base: Path) -> Scenario:
     joints = section.raw("joints")
     if not isinstance(joints, list) or not joints or not all(isinstance(j, str) for j in joints):
@@ -143,8 +136,8 @@ def _scenario(section: Section, name: str, base: Path) -> Scenario:
     if driven:
         driven.finish()
     free = section.section("free") if section.has("free") else None
-    initial = _coordinates(free, "initial") if free else None
-    guess = _coordinates(free, "guess") if free else {}
+    initial = free.number_map("initial") if free else None
+    guess = free.number_map("guess") if free else {}
     if free:
         free.finish()
     scenario = Scenario(name, base / section.text("file"), tuple(joints), trajectory, force_rate, initial, guess)
