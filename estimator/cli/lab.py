@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
+from typing import Any
 
 from estimator.benchmarks import machine
 from estimator.cli.arguments import positive_float
@@ -51,8 +53,8 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out or f"lab-{Path(args.suite).stem}")
     page = write_report(suite, results, table, out, header)
     if args.json:
-        print(json.dumps({"header": header, "report": str(page),
-                          "rows": [{**row.__dict__} for row in table]}, indent=2, default=str))
+        print(json.dumps({"header": header, "report": str(page), "rows": [_plain(row.__dict__) for row in table]},
+                         indent=2))
         return 0
     print(header)
     print(markdown_table(suite, table))
@@ -61,3 +63,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"error: {r.cell.label()}: {r.error}")
     print(f"report: {page}")
     return 0
+
+
+def _plain(value: Any) -> Any:
+    """JSON-ready: NaN (nothing scored) becomes null."""
+    if isinstance(value, dict):
+        return {key: _plain(v) for key, v in value.items()}
+    return None if isinstance(value, float) and math.isnan(value) else value

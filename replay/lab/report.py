@@ -133,7 +133,7 @@ def _figures(suite: Suite, results: Sequence[CellResult], table: Sequence[Row], 
             figures.append((file, f"{scenario.name}, sensor set {sensor_set}: {name} and its error"))
         estimators = list(dict.fromkeys(r.cell.estimator for r in results))
         sets = list(scenario.sensor_sets)
-        fig, axis = plt.subplots(figsize=(max(6, 1.6 * len(sets) * max(1, len(estimators)) / 2), 4))
+        fig, axis = plt.subplots(figsize=(min(12.0, max(6.0, 0.5 * len(sets) * len(estimators))), 4))
         width = 0.8 / max(1, len(estimators))
         for j, estimator in enumerate(estimators):
             values = [next((r.rmse["q"] for r in table if (r.scenario, r.sensor_set, r.estimator)

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from conftest import REPO
+from conftest import REPO, cli_exit_code
 from estimator.errors import MbstateError
 from replay.lab.cells import scores
 from replay.lab.report import markdown_table, rows, write_report
@@ -78,9 +78,9 @@ def test_scores_of_a_known_error() -> None:
 def test_a_suite_on_a_two_worker_local_cluster(tmp_path: Path) -> None:
     suite = load_suite(TINY)
     cells = suite.cells()
-    results = run_cells(suite.source, cells, duration=0.5, workers=2, progress=False)
+    results = run_cells(suite.source, cells, workers=2, progress=False)
     assert [r.cell for r in results] == cells
-    assert all(r.error is None and r.steps >= 90 for r in results)
+    assert all(r.error is None and r.steps >= 190 for r in results)
     assert all(r.series is not None for r in results if r.cell.seed == 1)
     assert all(r.series is None for r in results if r.cell.seed == 2)
     ekf = [r for r in results if r.cell.estimator == "error_ekf"]
@@ -92,3 +92,11 @@ def test_a_suite_on_a_two_worker_local_cluster(tmp_path: Path) -> None:
     assert {p.name for p in page.parent.glob("*.png")} == {"track_gravity_error_coupler_gyro.png",
                                                            "rmse_gravity_error.png"}
     assert "error_ekf" in page.read_text()
+
+
+def test_cli_errors_are_one_line_and_exit_2(tmp_path: Path, capsys) -> None:
+    assert cli_exit_code(["lab", str(tmp_path / "missing.yaml")]) == 2
+    assert cli_exit_code(["lab", str(TINY), "--estimator", "dekf"]) == 2
+    assert cli_exit_code(["lab", str(TINY), "--workers", "0"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 3 and "unknown estimator 'dekf'" in lines[1] and "--workers" in lines[2]
