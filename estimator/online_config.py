@@ -17,6 +17,7 @@ from estimator.model import Mechanism
 from sensors.section import Section
 
 FACTORIZATIONS = ("CHOLESKY", "QR")
+KINDS = ("smoother", "error_ekf", "ukf")
 FORCE_RATE_TIME = 0.0625  # [s]: K = √T × force_rate (EstimatorConfig, Unknown inputs)
 # largest values of the keys with a natural bound (every other number: sensors.section.LIMIT in magnitude)
 MAXIMA = {"rate": 1e6, "lag": 100_000, "max_relinearizations": 100, "max_coalesce": 10_000,
@@ -28,6 +29,15 @@ MAXIMA = {"rate": 1e6, "lag": 100_000, "max_relinearizations": 100, "max_coalesc
 class EstimatorConfig:
     """The online estimator's settings (SI units; σ are standard deviations of a factor's rows).
 
+    Kind
+      ``kind``: ``smoother`` (default; this module's fixed-lag smoother, estimator.online_estimator),
+      ``error_ekf`` (the errorEKF baseline, estimator.filters.error_ekf) or ``ukf`` (the unscented
+      filter on the same error state, estimator.filters.ukf): the same readings, grid, start-up and
+      outputs. The filter reads ``rate``, ``delay_steps``, the start-up keys, ``position_sigma`` and
+      ``velocity_sigma`` (its start covariance on the independent coordinates z and ż),
+      ``publish_sigmas``, ``max_pending`` and ``acceleration_noise`` (Model, below) as the density of
+      the white acceleration noise on each independent coordinate, its process noise (the
+      literature's plant noise).
     Time grid and window
       ``rate`` [Hz] grid rate; ``lag`` [steps] smoother window behind the newest step (N_w ≥ 1);
       ``delay_steps`` [steps] a step t_k is processed once the newest sensor time reaches
@@ -103,6 +113,7 @@ class EstimatorConfig:
       prediction, not the sensor, was off).
     """
 
+    kind: str = "smoother"
     rate: float = 1000.0
     lag: int = 10
     delay_steps: float = 0.5
@@ -155,6 +166,7 @@ class EstimatorConfig:
                   ("relinearize_threshold", self.relinearize_threshold is None or self.relinearize_threshold >= 0.0,
                    "null or at least 0"),
                   ("factorization", self.factorization in FACTORIZATIONS, f"one of {', '.join(FACTORIZATIONS)}"),
+                  ("kind", self.kind in KINDS, f"one of {', '.join(KINDS)}"),
                   ("max_relinearizations", self.max_relinearizations >= 0, "at least 0"),
                   ("acceleration_noise", self.acceleration_noise >= 0.0, "at least 0"),
                   ("force_rate", self.force_rate is None or self.force_rate > 0.0, "null or a positive number"),
@@ -199,7 +211,7 @@ class EstimatorConfig:
             elif isinstance(default, bool):
                 values[name] = section.flag(name, default)
             elif isinstance(default, str):
-                values[name] = section.choice(name, FACTORIZATIONS, default)
+                values[name] = section.choice(name, KINDS if name == "kind" else FACTORIZATIONS, default)
             elif isinstance(default, int):
                 number = section.number(name, default)
                 if number != int(number):

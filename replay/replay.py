@@ -209,3 +209,31 @@ def estimates_trajectory(mech: Mechanism, estimates: Sequence[Any]) -> Trajector
                       forces={coordinate_of.get(name, name): np.array([e.forces.get(name, np.nan) for e in estimates])
                               for name in names},
                       lam=np.array([e.lam for e in estimates], float).reshape(-1, mech.m))
+
+
+@dataclass(frozen=True)
+class Run:
+    """One pass of the readings through the node's path: the estimates (up to an error), the
+    estimator's counters and the error's message (None: ran to the end)."""
+
+    estimates: list[Any]
+    counters: dict[str, int]
+    error: str | None
+
+
+def replay_readings(config: NodeConfig, readings: list[dict[str, Any]], clock: Callable[[], float],
+                    estimator_factory: EstimatorFactory = online_estimator) -> Run:
+    """The readings (message maps) through the node's intake and estimator, as ``mbstate replay``
+    does; any exception of the estimator ends the pass and is reported (a failing cell is a result)."""
+    inputs = [("reading", message) for message in readings]
+    estimates: list[Any] = []
+    intake = None
+    with steady_collection():
+        try:
+            intake = intake_for(config, estimator_factory(config, clock))
+            for estimate in feed(config.source, intake, inputs):
+                estimates.append(estimate)
+        except Exception as exc:  # whatever it is, it is the cell's result, not the matrix's end
+            text = str(exc) if isinstance(exc, MbstateError) else f"{type(exc).__name__}: {exc}"
+            return Run(estimates, dict(intake.estimator.counters) if intake else {}, " ".join(text.split()))
+    return Run(estimates, dict(intake.estimator.counters), None)

@@ -212,7 +212,11 @@ def read_common(section: Section, kind: str, name: str, units: str, span: float)
         saturation = noise.numbers("saturation", 2)
         if saturation[0] >= saturation[1]:
             raise noise.error("saturation", f"needs low < high, got {list(saturation)}")
-    params = NoiseParams(density=noise.number("density", 0.0, minimum=0.0),
+    if noise.has("sigma") and noise.has("density"):
+        raise noise.error("sigma", "give sigma (per sample) or density, not both")
+    density = (noise.number("sigma", minimum=0.0) / np.sqrt(rate) if noise.has("sigma")
+               else noise.number("density", 0.0, minimum=0.0))
+    params = NoiseParams(density=density,
                          random_walk=noise.number("random_walk", 0.0, minimum=0.0),
                          bias=noise.number("bias", 0.0), bias_sigma=noise.number("bias_sigma", 0.0, minimum=0.0),
                          quantum=noise.number("quantum", 0.0, minimum=0.0), saturation=saturation,

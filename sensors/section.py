@@ -79,6 +79,13 @@ class Section:
             raise self.error(key, f"must be a list of {size} finite numbers within ±{LIMIT:g}, got {shown(value)}")
         return tuple(float(v) for v in value)
 
+    def number_map(self, key: str) -> dict[str, float]:
+        """A map of names to finite numbers (empty when the key is absent)."""
+        values = self.section(key, {})
+        result = {str(name): values.number(name) for name in values.data}
+        values.finish()
+        return result
+
     def flag(self, key: str, default: bool) -> bool:
         value = self.raw(key, default)
         if not isinstance(value, bool):

@@ -38,7 +38,7 @@ import dataclasses
 import json
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,16 +48,14 @@ import numpy as np
 from estimator.benchmarks import CONFIGS, machine, machine_stalls
 from estimator.benchmarks.node import stall_line
 from estimator.cli.arguments import assembled, coordinate_indices
-from estimator.collector import steady_collection
 from estimator.drive_trajectory import load_drive_trajectory
 from estimator.errors import MbstateError
 from estimator.mechanism_file import load_mechanism
 from estimator.model import Mechanism
 from estimator.node.config import NodeConfig, load_node_config
-from estimator.node.intake import EstimatorFactory, intake_for, online_estimator
 from estimator.online_estimator import FixedClock
 from estimator.yaml_file import read_yaml
-from replay.replay import feed
+from replay.replay import replay_readings
 from replay.simulation import forward_truth, inverse_truth, sensor_step
 from sensors.base import wrap_angle
 from sensors.config import SensorSet, load_sensors
@@ -128,13 +126,6 @@ class Matrix:
                 for motion in scenario.motions() if not motions or motion in motions]
 
 
-def _coordinates(section: Section, key: str) -> dict[str, float]:
-    values = section.section(key, {})
-    result = {str(name): values.number(name) for name in values.data}
-    values.finish()
-    return result
-
-
 def _scenario(section: Section, name: str, base: Path) -> Scenario:
     joints = section.raw("joints")
     if not isinstance(joints, list) or not joints or not all(isinstance(j, str) for j in joints):
@@ -145,8 +136,8 @@ def _scenario(section: Section, name: str, base: Path) -> Scenario:
     if driven:
         driven.finish()
     free = section.section("free") if section.has("free") else None
-    initial = _coordinates(free, "initial") if free else None
-    guess = _coordinates(free, "guess") if free else {}
+    initial = free.number_map("initial") if free else None
+    guess = free.number_map("guess") if free else {}
     if free:
         free.finish()
     scenario = Scenario(name, base / section.text("file"), tuple(joints), trajectory, force_rate, initial, guess)
@@ -173,34 +164,6 @@ def load_matrix(path: str | Path = MATRIX) -> Matrix:
     matrix = Matrix(path, load_node_config(base / top.text("estimator")), pattern, set_names, scenarios)
     top.finish()
     return matrix
-
-
-@dataclass(frozen=True)
-class Run:
-    """One pass of the readings through the node's path: the estimates (up to an error), the
-    estimator's counters and the error's message (None: ran to the end)."""
-
-    estimates: list[Any]
-    counters: dict[str, int]
-    error: str | None
-
-
-def replay_readings(config: NodeConfig, readings: list[dict[str, Any]], clock: Callable[[], float],
-                    estimator_factory: EstimatorFactory = online_estimator) -> Run:
-    """The readings (message maps) through the node's intake and estimator, as ``mbstate replay``
-    does; any exception of the estimator ends the pass and is reported (a failing cell is a result)."""
-    inputs = [("reading", message) for message in readings]
-    estimates: list[Any] = []
-    intake = None
-    with steady_collection():
-        try:
-            intake = intake_for(config, estimator_factory(config, clock))
-            for estimate in feed(config.source, intake, inputs):
-                estimates.append(estimate)
-        except Exception as exc:  # whatever it is, it is the cell's result, not the matrix's end
-            text = str(exc) if isinstance(exc, MbstateError) else f"{type(exc).__name__}: {exc}"
-            return Run(estimates, dict(intake.estimator.counters) if intake else {}, " ".join(text.split()))
-    return Run(estimates, dict(intake.estimator.counters), None)
 
 
 def truth_of(scenario: Scenario, motion: str, mech: Mechanism, sensors: SensorSet, duration: float) -> Truth:

@@ -14,7 +14,7 @@ import sys
 from estimator.errors import MbstateError
 
 COMMAND_MODULES = ("demo", "run", "replay", "publish", "log", "echo", "simulate", "check", "forward", "inverse", "hybrid",
-                   "statics", "bench", "keys")
+                   "statics", "bench", "keys", "lab")
 
 
 class ArgumentParser(argparse.ArgumentParser):

@@ -280,10 +280,15 @@ EstimatorFactory = Callable[[NodeConfig, Callable[[], float]], Any]
 
 
 def online_estimator(config: NodeConfig, clock: Callable[[], float]) -> Any:
-    """The product's estimator (estimator.online_estimator.OnlineEstimator) for a configuration."""
-    from estimator.online_estimator import OnlineEstimator
+    """The configuration's estimator by ``estimator.kind``: the smoother (estimator.online_estimator.
+    OnlineEstimator) or a filter behind the same interface (estimator.filters.online_filter.OnlineFilter)."""
+    if config.estimator.kind == "smoother":
+        from estimator.online_estimator import OnlineEstimator
 
-    return OnlineEstimator(config.mech, config.sensors, config.estimator, clock=clock)
+        return OnlineEstimator(config.mech, config.sensors, config.estimator, clock=clock)
+    from estimator.filters.online_filter import OnlineFilter
+
+    return OnlineFilter(config.mech, config.sensors, config.estimator, clock=clock)
 
 
 def log_header(config: NodeConfig) -> dict[str, Any]:

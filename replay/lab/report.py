@@ -1,0 +1,181 @@
+"""The lab's table (terminal, Markdown) and report (one HTML page with PNG plots, matplotlib Agg).
+
+Table: one row per scenario × sensor set × estimator, the RMSE mean over the seeds, the worst of the
+scored coordinates (the table names it): q, q̇, q̈ over the whole run and from ``after`` on, the
+unknown forces' worst RMSE, p50 of the cost per step [ms, measured under the machine's load] and
+the cells that raised. Plots (first seed): per scenario × set, the first scored coordinate's estimate
+against the truth with ±2σ bands where the estimator gives σ (the legend says "no σ" where not), and
+its error over time (log scale); per scenario, bars of the whole-run q RMSE per estimator and set.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from replay.lab.cells import QUANTITIES, CellResult
+from replay.lab.suite import Suite
+
+SYMBOLS = {"q": "q", "qd": "q̇", "qdd": "q̈"}
+
+
+@dataclass(frozen=True)
+class Row:
+    """The seeds' mean of one scenario × set × estimator (NaN where no seed scored)."""
+
+    scenario: str
+    sensor_set: str
+    estimator: str
+    worst: str  # the scored coordinate of the worst q RMSE
+    rmse: dict[str, float]  # quantity → whole-run RMSE, worst coordinate
+    rmse_after: dict[str, float]
+    forces: float
+    cost_ms: float
+    seeds: int
+    errors: int
+
+
+def _worst(values: dict[str, float]) -> tuple[str, float]:
+    if not values:
+        return "—", float("nan")
+    name = max(values, key=lambda k: -np.inf if math.isnan(values[k]) else values[k])
+    return name, values[name]
+
+
+def rows(suite: Suite, results: Sequence[CellResult]) -> list[Row]:
+    """The table's rows in the suite's order."""
+    grouped: dict[tuple[str, str, str], list[CellResult]] = {}
+    for r in results:
+        grouped.setdefault((r.cell.scenario, r.cell.sensor_set, r.cell.estimator), []).append(r)
+    table = []
+    for (scenario, sensor_set, estimator), group in grouped.items():
+        scored = [r for r in group if r.rmse]
+        worst = _worst(scored[0].rmse["q"])[0] if scored else "—"
+
+        def mean(key: str, quantity: str) -> float:
+            values = [_worst(getattr(r, key)[quantity])[1] for r in scored]
+            return float(np.mean(values)) if values else float("nan")
+
+        forces = [_worst(r.rmse["forces"])[1] for r in scored if r.rmse["forces"]]
+        table.append(Row(scenario, sensor_set, estimator, worst, {q: mean("rmse", q) for q in QUANTITIES},
+                         {q: mean("rmse_after", q) for q in QUANTITIES},
+                         float(np.mean(forces)) if forces else float("nan"),
+                         float(np.mean([r.cost_ms["p50"] for r in group])), len(group),
+                         sum(r.error is not None for r in group)))
+    return table
+
+
+def _number(value: float, spec: str = ".3g") -> str:
+    return "—" if math.isnan(value) else format(value, spec)
+
+
+def markdown_table(suite: Suite, table: Sequence[Row]) -> str:
+    """The table as Markdown (also what the terminal prints)."""
+    after = f"≥{suite.after:g} s"
+    header = ["scenario", "set", "estimator", "coordinate"]
+    for quantity in QUANTITIES:
+        header += [f"{SYMBOLS[quantity]} RMSE", f"{SYMBOLS[quantity]} {after}"]
+    header += ["forces RMSE", "cost p50 ms", "seeds", "errors"]
+    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    for row in table:
+        cells = [row.scenario, row.sensor_set, row.estimator, row.worst]
+        for quantity in QUANTITIES:
+            cells += [_number(row.rmse[quantity]), _number(row.rmse_after[quantity])]
+        cells += [_number(row.forces), _number(row.cost_ms, ".3f"), str(row.seeds), str(row.errors)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _figures(suite: Suite, results: Sequence[CellResult], table: Sequence[Row], out: Path) -> list[tuple[str, str]]:
+    """The PNG files (name, caption) of the module docstring, written to ``out``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figures = []
+    first = [r for r in results if r.series is not None]
+    for scenario in suite.scenarios.values():
+        if not any(r.cell.scenario == scenario.name for r in results):
+            continue
+        name = scenario.scored[0]
+        for sensor_set in scenario.sensor_sets:
+            chosen = [r for r in first if r.cell.scenario == scenario.name and r.cell.sensor_set == sensor_set]
+            if not chosen:
+                continue
+            fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 6.5), sharex=True)
+            truth = chosen[0].series
+            top.plot(truth.t, truth.truth[:, 0], "k-", lw=1.5, label="truth")
+            for r in chosen:
+                s = r.series
+                no_sigma = "" if s.sigma is not None else " (no σ)"
+                line, = top.plot(s.t, s.estimate[:, 0], lw=1, label=f"{r.cell.estimator}{no_sigma}")
+                if s.sigma is not None:
+                    top.fill_between(s.t, s.estimate[:, 0] - 2 * s.sigma[:, 0], s.estimate[:, 0] + 2 * s.sigma[:, 0],
+                                     color=line.get_color(), alpha=0.2, lw=0)
+                bottom.semilogy(s.t, np.maximum(np.abs(s.estimate[:, 0] - s.truth[:, 0]), 1e-12), lw=1,
+                                color=line.get_color(), label=r.cell.estimator)
+            top.set_ylabel(name)
+            top.set_title(f"{scenario.name}, {sensor_set}: estimate ±2σ against the truth (seed {chosen[0].cell.seed})")
+            top.legend(fontsize=8, loc="best")
+            bottom.set_ylabel(f"|error of {name}|")
+            bottom.set_xlabel("t [s]")
+            bottom.grid(True, which="both", alpha=0.3)
+            file = f"track_{scenario.name}_{sensor_set}.png"
+            fig.tight_layout()
+            fig.savefig(out / file, dpi=90)
+            plt.close(fig)
+            figures.append((file, f"{scenario.name}, sensor set {sensor_set}: {name} and its error"))
+        estimators = list(dict.fromkeys(r.cell.estimator for r in results))
+        sets = list(scenario.sensor_sets)
+        fig, axis = plt.subplots(figsize=(min(12.0, max(6.0, 0.5 * len(sets) * len(estimators))), 4))
+        width = 0.8 / max(1, len(estimators))
+        for j, estimator in enumerate(estimators):
+            values = [next((r.rmse["q"] for r in table if (r.scenario, r.sensor_set, r.estimator)
+                            == (scenario.name, s, estimator)), float("nan")) for s in sets]
+            axis.bar(np.arange(len(sets)) + (j - (len(estimators) - 1) / 2) * width, values, width, label=estimator)
+        axis.set_xticks(np.arange(len(sets)), sets, fontsize=8)
+        axis.set_yscale("log")
+        axis.set_ylabel("q RMSE, whole run (worst scored)")
+        axis.set_title(f"{scenario.name}: RMSE per estimator and sensor set")
+        axis.legend(fontsize=8)
+        fig.tight_layout()
+        file = f"rmse_{scenario.name}.png"
+        fig.savefig(out / file, dpi=90)
+        plt.close(fig)
+        figures.append((file, f"{scenario.name}: q RMSE per estimator and sensor set"))
+    return figures
+
+
+def write_report(suite: Suite, results: Sequence[CellResult], table: Sequence[Row], out: Path, header: str) -> Path:
+    """index.html and its PNGs in ``out``; the page's path."""
+    out.mkdir(parents=True, exist_ok=True)
+    figures = _figures(suite, results, table, out)
+    body = [f"<h1>Lab: {html.escape(suite.source.name)}</h1>", f"<p>{html.escape(suite.description)}</p>",
+            f"<p>{html.escape(header)}</p>", _html_table(suite, table)]
+    failed = [r for r in results if r.error is not None]
+    if failed:
+        body.append("<h2>Errors</h2><ul>" + "".join(f"<li>{html.escape(r.cell.label())}: {html.escape(r.error)}</li>"
+                                                   for r in failed) + "</ul>")
+    for file, caption in figures:
+        body.append(f"<figure><img src='{file}' alt='{html.escape(caption)}'><figcaption>{html.escape(caption)}"
+                    "</figcaption></figure>")
+    page = out / "index.html"
+    page.write_text("<!doctype html><html><head><meta charset='utf-8'><title>mbstate lab</title><style>"
+                    "body{font-family:sans-serif;margin:2em} table{border-collapse:collapse;font-size:90%} "
+                    "td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}</style></head><body>"
+                    + "\n".join(body) + "</body></html>\n", encoding="utf-8")
+    return page
+
+
+def _html_table(suite: Suite, table: Sequence[Row]) -> str:
+    lines = markdown_table(suite, table).splitlines()
+    cells = [[c.strip() for c in line.strip("|").split("|")] for line in lines[:1] + lines[2:]]
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in cells[0])
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in cells[1:])
+    return f"<table><tr>{head}</tr>{body}</table>"

@@ -1,0 +1,102 @@
+"""``mbstate lab`` (replay.lab): the suite file, the scores against a known error, and a small suite on
+a two-worker Dask LocalCluster through the report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from conftest import REPO, cli_exit_code
+from estimator.errors import MbstateError
+from replay.lab.cells import scores
+from replay.lab.report import markdown_table, rows, write_report
+from replay.lab.runner import run_cells
+from replay.lab.suite import load_suite
+from sensors.virtual import Truth
+
+TINY = REPO / "tests" / "data" / "lab" / "tiny.yaml"
+SHIPPED = sorted((REPO / "configs" / "lab").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
+def test_shipped_suites_load_with_their_models(path: Path) -> None:
+    suite = load_suite(path)
+    assert suite.cells()
+    for scenario in suite.scenarios.values():
+        truth, model = scenario.truth_mechanism(), scenario.model_mechanism()
+        for name, offset in scenario.offset.items():
+            i = truth.coordinate_names.index(name)
+            assert model.q0[i] == pytest.approx(truth.q0[i] + offset)
+        if scenario.gravity is not None:
+            assert tuple(model.gravity) == scenario.gravity
+
+
+def test_model_errors_reach_the_estimators_mechanism() -> None:
+    scenario = load_suite(REPO / "configs" / "lab" / "fourbar_benchmark.yaml").scenarios["all_errors"]
+    truth, model = scenario.truth_mechanism(), scenario.model_mechanism()
+    assert [b.mass for b in model.bodies] == pytest.approx([2.2, 7.2, 5.5])
+    assert [b.length for b in model.bodies] == pytest.approx([2.02, 7.92, 5.05])
+    assert [b.mass for b in truth.bodies] == pytest.approx([2.0, 8.0, 5.0])
+    assert truth.q0[4] == pytest.approx(np.pi / 3)
+    assert model.q0[4] == pytest.approx(np.pi / 3 + np.pi / 16)
+
+
+def test_suite_errors_name_the_key(tmp_path: Path) -> None:
+    text = TINY.read_text().replace("../../../configs", str(REPO / "configs"))
+    bad = tmp_path / "suite.yaml"
+    bad.write_text(text.replace("gravity: [0.0, -8.81]", "gravity: [0.0, -8.81], parameters: {spring: 1}"))
+    with pytest.raises(MbstateError, match="model.parameters.spring: not a parameter"):
+        load_suite(bad).scenarios["gravity_error"].model_mechanism()
+    bad.write_text(text.replace("scored: [crank]", "scored: [rocker]"))
+    with pytest.raises(MbstateError, match="unknown coordinate 'rocker'"):
+        load_suite(bad)
+    bad.write_text(text.replace("kind: error_ekf", "kind: dekf"))
+    with pytest.raises(MbstateError, match="estimators.error_ekf.*kind"):
+        load_suite(bad)
+
+
+def test_scores_of_a_known_error() -> None:
+    """Estimates = truth + 0.1 on q until t = 1, exact after: RMSE √(share) 0.1 whole, 0 after."""
+    scenario = load_suite(TINY).scenarios["gravity_error"]
+    mech = scenario.truth_mechanism()
+    t = np.linspace(0.0, 2.0, 201)
+    q = np.tile(mech.q0, (len(t), 1))
+    q[:, 4] += 0.3 * t
+    truth = Truth(t, q, np.full_like(q, 0.3), np.zeros_like(q), np.zeros((len(t), mech.m)), np.zeros((len(t), 0)))
+    estimates = [SimpleNamespace(t=tk, q=qk + np.where(tk < 1.0, 0.1, 0.0), qd=np.full(mech.n, 0.3),
+                                 qdd=np.zeros(mech.n), forces={}, sigma=None) for tk, qk in zip(t[::2], q[::2])]
+    whole, after, series = scores(scenario, truth, estimates, {"crank"}, 1.0, (), [])
+    share = np.mean(t[::2] < 1.0)
+    assert whole["q"]["crank"] == pytest.approx(0.1 * np.sqrt(share))
+    assert after["q"]["crank"] == pytest.approx(0.0, abs=1e-12)
+    assert whole["qd"]["crank"] == pytest.approx(0.0, abs=1e-12) and series.sigma is None
+
+
+def test_a_suite_on_a_two_worker_local_cluster(tmp_path: Path) -> None:
+    suite = load_suite(TINY)
+    cells = suite.cells()
+    results = run_cells(suite.source, cells, workers=2, progress=False)
+    assert [r.cell for r in results] == cells
+    assert all(r.error is None and r.steps >= 190 for r in results)
+    assert all(r.series is not None for r in results if r.cell.seed == 1)
+    assert all(r.series is None for r in results if r.cell.seed == 2)
+    ekf = [r for r in results if r.cell.estimator == "error_ekf"]
+    assert all(r.rmse_after["q"]["crank"] < r.rmse["q"]["crank"] for r in ekf)  # the start error shrinks
+    table = rows(suite, results)
+    assert [(row.estimator, row.seeds) for row in table] == [("smoother", 2), ("error_ekf", 2)]
+    assert "| gravity_error | coupler_gyro | error_ekf | crank |" in markdown_table(suite, table)
+    page = write_report(suite, results, table, tmp_path / "report", "header")
+    assert {p.name for p in page.parent.glob("*.png")} == {"track_gravity_error_coupler_gyro.png",
+                                                           "rmse_gravity_error.png"}
+    assert "error_ekf" in page.read_text()
+
+
+def test_cli_errors_are_one_line_and_exit_2(tmp_path: Path, capsys) -> None:
+    assert cli_exit_code(["lab", str(tmp_path / "missing.yaml")]) == 2
+    assert cli_exit_code(["lab", str(TINY), "--estimator", "dekf"]) == 2
+    assert cli_exit_code(["lab", str(TINY), "--workers", "0"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 3 and "unknown estimator 'dekf'" in lines[1] and "--workers" in lines[2]
