@@ -9,7 +9,29 @@ second of sensor time) over ZeroMQ by this process (one PUB with ZeroMQ's defaul
     jump    every stamp ``--jump-s`` (1000) s later from then on (a clock jump),
 
 ``--before-s`` (5) s of sensor time at the rated pace before the fault and ``--after-s`` (5) s after it.
-Then the node is asked for its status and shut down, and the log is read. One table row per case:
+Then the node is asked for its status and shut down, and the log is read. Two cases kill the node
+instead, with the log's flush settings of the configuration (``node.log``):
+
+    kill9       ``--before-s`` of rated input, then the status until ``received`` has not changed for
+                ``--idle-s`` (3) s (an idle stream: longer than ``flush_seconds``), SIGKILL. The bar:
+                every message received is in the log;
+    kill9-load  the status and SIGKILL ``--before-s`` into rated input that runs on: the bar,
+                at most ``flush_records`` lost (received by the status, just before, less those in
+                the log: messages taken between the two are not counted);
+
+each followed by ``mbstate log info`` and ``mbstate replay`` of the crashed log (a warning, exit 0).
+And one damages a log:
+
+    corrupt     a log recorded over ``--before-s`` of rated input (node shut down), then ``--flips`` (50)
+                copies, each with one bit flipped at a seeded random offset, read by ``mbstate log
+                info`` (the first ``--replays`` (3) by ``mbstate replay`` too): detected (exit 2, one
+                line naming a byte offset; whether it is the damaged frame's is counted), an error
+                without an offset, accepted, or a traceback. The bar: 49 of 50 detected, no
+                traceback. Then cuts: ``--hole-bytes`` (4096) cut out of the middle and the first file
+                of a rotated copy (replay.log's writer) cut in half must be errors; the last 5 bytes
+                cut (a crash's cut) a warning, exit 0, and replay.
+
+One table row per case:
 
     sent        messages this process sent (a PUB that cannot keep up drops some: they count as sent)
     received    taken off the socket by the node; accepted; dropped and malformed by reason; gaps
@@ -20,10 +42,11 @@ Then the node is asked for its status and shut down, and the log is read. One ta
                 it (the bar: within 1 s)
     catch-up s  wall time from sending that reading to receiving that estimate (the backlog's delay)
     states      the status states seen, in order
+    log after   kill and corrupt cases: what was lost and what ``mbstate`` made of the log
     survived    the node exited 0 after ``shutdown``, estimates resumed within 1 s and reached the
-                last second of input
+                last second of input; for kill and corrupt cases, their bars
 
-    PYTHONPATH=. python scripts/fault_suite.py [--cases burst outage jump] [--burst-s S] [--outage-s S] ...
+    PYTHONPATH=. python scripts/fault_suite.py [--cases burst outage jump kill9 kill9-load corrupt] [--flips N] ...
 
 The readings repeat the crank motion's period (π s) as often as needed (stamps shifted by whole
 periods; the sequence numbers run on). Timing depends on the machine's load: quote the machine.
@@ -54,7 +77,7 @@ import zmq
 from estimator.mechanism_file import load_mechanism
 from replay.demo import crank_truth
 from estimator.node.config import LogParams
-from replay.log import FRAME, MAGIC, LogStream, LogWriter, part_path, read_log
+from replay.log import FRAME, MAGIC, LogStream, LogWriter, read_log
 from replay.publish import connect_publisher
 from sensors.config import load_sensors
 from sensors.virtual import simulate_readings
@@ -337,7 +360,7 @@ def log_settings() -> tuple[int, float]:
     return log.get("flush_records", LogParams.flush_records), log.get("flush_seconds", LogParams.flush_seconds)
 
 
-def rated(args: argparse.Namespace, period: list[dict], seconds: float) -> Schedule:
+def rated(period: list[dict], seconds: float) -> Schedule:
     """``seconds`` of sensor time at the rated pace (no fault: ``resume_t`` after the last message)."""
     plan = Schedule(resume_t=float("inf"))
     for message in stream(period):
@@ -356,7 +379,7 @@ def run_kill(case: str, args: argparse.Namespace, period: list[dict]) -> dict:
     received count, ``mbstate log info`` and ``mbstate replay`` of it."""
     flush_records, flush_seconds = log_settings()
     idle = case == "kill9"
-    plan = rated(args, period, args.before_s + (0.0 if idle else args.after_s))
+    plan = rated(period, args.before_s + (0.0 if idle else args.after_s))
     with tempfile.TemporaryDirectory(prefix="mbstate-fault-") as name, node(Path(name), args.queue) as running:
         publisher, stop = running.publisher(), threading.Event()
         sender = threading.Thread(target=send, args=(publisher, plan, stop))
@@ -411,7 +434,7 @@ def run_corrupt(case: str, args: argparse.Namespace, period: list[dict]) -> dict
     bit flipped each at a seeded random offset, each read by ``mbstate log info`` (the first ``--replays``
     by ``mbstate replay`` too); then cuts: a hole in the middle, the first file of a rotated copy cut
     in half (both errors), the last bytes cut (a crash's: a warning)."""
-    plan = rated(args, period, args.before_s)
+    plan = rated(period, args.before_s)
     with tempfile.TemporaryDirectory(prefix="mbstate-fault-") as name, node(Path(name), args.queue) as running:
         send(running.publisher(), plan)
         status = settle(running.context, running.endpoint("control"))
