@@ -59,6 +59,8 @@ def test_upstream_expressions_use_earlier_points_and_body_lengths() -> None:
     ("slider_crank.yaml", 1, ("crank",)),
     ("five_bar.yaml", 2, ("left", "right")),
     ("pick_and_place.yaml", 2, ("theta0", "theta1")),
+    ("fourbar_benchmark.yaml", 1, ()),
+    ("five_bar_benchmark.yaml", 2, ()),
 ])
 def test_configs_assemble_with_expected_dof(name: str, dof: int, actuated: tuple[str, ...]) -> None:
     mech = load_mechanism(MECHANISMS / name)
@@ -81,7 +83,7 @@ def test_point_coordinates_are_the_moving_points(name: str, points: list[str]) -
 def test_every_config_is_listed_above() -> None:
     assert {p.name for p in MECHANISMS.glob("*.yaml")} == {
         "pendulum.yaml", "double_pendulum.yaml", "fourbar.yaml", "fourbar_crank.yaml", "slider_crank.yaml",
-        "five_bar.yaml", "pick_and_place.yaml"}
+        "five_bar.yaml", "pick_and_place.yaml", "fourbar_benchmark.yaml", "five_bar_benchmark.yaml"}
 
 
 def test_crank_fourbar_config_matches_upstream_model() -> None:
