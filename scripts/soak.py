@@ -20,7 +20,9 @@ rocker load cell; the crank torque estimated), moving freely under gravity (``--
    the first ``--live-minutes`` of the simulated log published to it at real time
    (replay.publish.publish, as ``mbstate publish`` does): every ``--sample-s`` the node's resident
    set (/proc) and its status (control socket: counters, latency p99 over its last 10 000 steps);
-   then ``shutdown``, and the node's log read back: every estimate's ``latency_ms``.
+   then ``shutdown``, and the node's log read back: every estimate's ``latency_ms``. A node short of
+   CPU falls behind real time without losing readings (they wait in the sockets' queues): the lag
+   of its newest stamp behind the publisher's clock is reported.
 
 Accuracy (crank angle theta0 and motor torque RMSE against the log's truth, interpolated at the
 estimates' times) and step latency p99 are kept per tenth of a window of sensor time and compared
@@ -33,7 +35,6 @@ log-spaced histograms (bins 1 % wide): constant memory in the measuring process 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import math
 import os
@@ -178,6 +179,7 @@ def checked(process: subprocess.Popen, peak: float, what: str, output: Path) -> 
 # --- 1. simulate -----------------------------------------------------------------------------------
 
 def simulate(log: Path, seconds: float, directory: Path) -> dict[str, Any]:
+    """Part 1 of the module docstring: ``mbstate simulate`` in a child process; its figures."""
     output = directory / "simulate.out"
     started = time.monotonic()
     with open(output, "w") as out:
@@ -215,6 +217,7 @@ class UpdateTimer:
 
 
 def replay_child(log: str, out: str, result: str, bucket_s: float, wall_limit_s: float | None) -> None:
+    """The replay as ``mbstate replay`` runs it, timed and sampled; its figures to the JSON file ``result``."""
     config = load_node_config(CONFIG)
     csv = EstimatesCsv(out, config.mech)
     series, made = Series(bucket_s), {}
@@ -253,6 +256,7 @@ def replay_child(log: str, out: str, result: str, bucket_s: float, wall_limit_s:
 
 
 def run_replay(log: Path, directory: Path, bucket_s: float, wall_limit_s: float | None) -> tuple[dict, Series]:
+    """Part 2 of the module docstring, in a child process (replay_child); its figures and series."""
     output, result = directory / "replay.out", directory / "replay.json"
     command = [sys.executable, __file__, "--replay-child", str(log), str(directory / "est.csv"), str(result),
                str(bucket_s), str(wall_limit_s or 0)]
@@ -348,6 +352,7 @@ def live_config(directory: Path) -> Path:
 
 
 def run_live(log: Path, seconds: float, directory: Path, sample_s: float, bucket_s: float) -> tuple[dict, Series]:
+    """Part 3 of the module docstring: the node fed the log's first ``seconds``; its figures and series."""
     config_path = live_config(directory)
     node_config = yaml.safe_load(config_path.read_text())["node"]
     output = directory / "node.out"
@@ -374,8 +379,9 @@ def run_live(log: Path, seconds: float, directory: Path, sample_s: float, bucket
                     series.add_rss(samples[-1]["t"], samples[-1]["rss_mb"])
             if not sent:
                 raise SystemExit("the publisher failed")
-            while (status := control.request("status")) and status["received"] < sent[0]:
-                time.sleep(0.2)
+            published_s = time.monotonic() - started
+            control.wait_for_intake(sent[0], idle_s=10.0)  # a message lost upstream would not come
+            drained_s = time.monotonic() - started
             final = control.request("status")
             control.request("shutdown")
         finally:
@@ -386,7 +392,9 @@ def run_live(log: Path, seconds: float, directory: Path, sample_s: float, bucket
     add_errors(series, estimate_records(directory / "node.mbslog", coordinate, ACTUATOR, series),
                truth_chunks(log, coordinate, meta["actuators"].index(ACTUATOR)))
     assert final is not None
-    summary = {"sensor_s": seconds, "wall_s": time.monotonic() - started, "published": sent[0],
+    lag = [sample["wall_s"] - sample["t"] for sample in samples if sample["t"] is not None]
+    summary = {"sensor_s": seconds, "published": sent[0], "published_s": published_s, "drained_s": drained_s,
+               "max_lag_s": max(lag, default=None),
                "peak_rss_mb": peak, "smoother_failures": int(final["estimator"].get("solver_recoveries", 0)),
                "counters": {key: final[key] for key in ("received", "accepted", "late", "dropped", "malformed",
                                                          "steps", "overruns", "recoveries")},
@@ -479,7 +487,9 @@ def main() -> None:
                                    args.sample_s, live_window_s / 10)
         summary["windows"] = compared(series, live_window_s)
         report["live"] = summary
-        live = [f"live: {summary['sensor_s']:g} s at real time, {summary['published']} readings; peak RSS "
+        live = [f"live: {summary['sensor_s']:g} s, {summary['published']} readings published at real time in "
+                f"{summary['published_s']:.0f} s wall, all received by {summary['drained_s']:.0f} s (newest stamp "
+                f"behind the publisher's clock by up to {summary['max_lag_s'] or 0:.0f} s); peak RSS "
                 f"{summary['peak_rss_mb']:.0f} MB; smoother failures {summary['smoother_failures']}; "
                 f"{', '.join(f'{k} {v}' for k, v in summary['counters'].items())}",
                 *table("live", summary["windows"])]

@@ -35,7 +35,8 @@ def test_errors_streamed_in_chunks_are_the_direct_rmse(monkeypatch) -> None:
     t_truth = np.arange(0.0, 2.0, 1e-2)
     truth = np.column_stack([t_truth, 3.0 * np.sin(t_truth), np.cos(t_truth)])
     t = np.arange(0.005, 2.2, 1e-2)  # between the truth's samples, and past its end
-    estimates = np.column_stack([t, 3.0 * np.sin(t) + rng.normal(0, 1e-3, t.size), np.cos(t) + rng.normal(0, 0.1, t.size)])
+    estimates = np.column_stack([t, 3.0 * np.sin(t) + rng.normal(0, 1e-3, t.size),
+                                 np.cos(t) + rng.normal(0, 0.1, t.size)])
     series = soak.Series(bucket_s=0.1)
     soak.add_errors(series, soak._chunked(estimates.tolist()), soak._chunked(truth.tolist()))
     inside = t <= t_truth[-1]
