@@ -493,7 +493,8 @@ def _configurations(read: _Reader, items: Any, variables: Mapping[str, float],
     """Named configurations: {name: {coordinate: value}}, the values held when the mechanism is
     assembled there (an estimator's ``initial_state`` may name one)."""
     if not isinstance(items, dict):
-        raise read.fail("configurations", f"expected a mapping of names to coordinate values, got {type(items).__name__}")
+        raise read.fail("configurations",
+                        f"expected a mapping of names to coordinate values, got {type(items).__name__}")
     result = []
     for name, values in items.items():
         entry = f"configurations.{name}"

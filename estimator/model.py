@@ -91,7 +91,8 @@ class Mechanism:
     gravity_z: np.ndarray
     q0: np.ndarray
     arrays: Arrays
-    configurations: tuple[tuple[str, tuple[tuple[str, float], ...]], ...] = ()  # named: (name, ((coordinate, value), …))
+    # named configurations: (name, ((coordinate, value), …)) for each
+    configurations: tuple[tuple[str, tuple[tuple[str, float], ...]], ...] = ()
 
     @property
     def n(self) -> int:

@@ -63,8 +63,9 @@ class EstimatorConfig:
       with δq δq̇ and that of the acceleration rows with δq̇², δq̇ the correction a step's readings make
       to its predicted velocity: at σ 1e-5 m/s² the acceleration rows were off by more than their σ at
       nearly every step (the five-bar with encoders) and, linearized once, drove the window unstable.
-      The defaults keep that error within the rows' σ at the encoder and IMU rates of the examples. ``integrator_sigma`` [m, m/s]:
-      σ of the integrator rows (q/q̇ and q̇/q̈), at least their truncation error.
+      The defaults keep that error within the rows' σ at the encoder and IMU rates of the examples.
+      ``integrator_sigma`` [m, m/s]: σ of the integrator rows (q/q̇ and q̇/q̈), at least their
+      truncation error.
       ``acceleration_noise`` [m/s²/√Hz, rad/s²/√Hz]: density A of a white generalized acceleration
       that the model does not explain (model error: masses, gravity, friction, discretization), the
       process noise. Over a step h of the trapezoidal rule it leaves the velocity row a residual of
@@ -77,9 +78,9 @@ class EstimatorConfig:
       start state at the middle of the span, t0 (encoders: value, rate and acceleration); the grid starts
       at t0. ``startup_timeout`` [s] sensor time after the first reading after which the estimator starts
       without the sensors that have not reported. ``initial_state``: values of named coordinates
-      {name: value}, or the name of one of the mechanism file's ``configurations``, held while the mechanism file's configuration is assembled into the anchor q_a that
-      the start-up solution starts from (and stays on the branch of); without absolute sensors the start
-      is q_a. ``position_sigma`` [m, rad], ``velocity_sigma`` [m/s, rad/s]: σ of the start prior on q
+      {name: value}, or the name of one of the mechanism file's ``configurations``, held while the
+      mechanism file's configuration is assembled into the anchor q_a that the start-up solution
+      starts from (and stays on the branch of); without absolute sensors the start is q_a. ``position_sigma`` [m, rad], ``velocity_sigma`` [m/s, rad/s]: σ of the start prior on q
       and q̇, centred on the start-up solution (q̈ and λ get ``free_sigma``, loose). When the
       position sensors do not fix every degree of freedom at t0 (rank of [Φq; ∂h/∂q] below n: rate
       sensors only), the start is a guess and its prior on q has ``guess_sigma`` [m, rad] instead.
