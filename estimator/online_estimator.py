@@ -429,8 +429,8 @@ class OnlineEstimator:
             return False
         sigmas = self._prior_sigmas()
         sigmas[self.layout.force] = np.minimum(sigmas[self.layout.force], force_sigmas)
-        motions = position_motions(by_sensor, self._terms, t0)
-        if not determines_position(self.mech, x0[:self.layout.n], motions, self._terms):
+        fixing = [self._terms[name].sensor for name in position_motions(by_sensor, self._terms, t0)]
+        if not determines_position(self.mech, x0[:self.layout.n], fixing):
             sigmas[:self.layout.n] = self.config.guess_sigma
         self._prior = self._split.relation(prior_relation(self.layout, x0, sigmas))
         self.observability = observability(self.mech, self.sensors, self.layout, self.config, x0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import MECHANISMS
 
 from estimator.benchmarks.node import accuracy, feed, scenario
 from estimator.factors.observation_stack import LinearizedStep
@@ -11,7 +12,9 @@ from estimator.online_config import EstimatorConfig
 from estimator.online_estimator import FixedClock, OnlineEstimator
 from estimator.constraints import constraint_values
 from estimator.errors import MbstateError
-from estimator.online_startup import fitted_motion, start_anchor
+from estimator.mechanism_file import load_mechanism
+from estimator.online_startup import determines_position, fitted_motion, start_anchor
+from sensors.config import build_sensors
 from sensors.messages import Reading
 
 
@@ -73,3 +76,19 @@ def test_the_start_anchor_holds_the_initial_state_and_assembles() -> None:
     assert np.max(np.abs(constraint_values(mech, anchor))) < 1e-10
     with pytest.raises(MbstateError, match="estimator.initial_state: the mechanism does not assemble"):
         start_anchor(mech, (("x1", 100.0),))
+
+
+@pytest.mark.parametrize(("mechanism", "sensors", "fixed"), [
+    ("fourbar_crank.yaml", {"e": {"kind": "encoder", "body": "crank", "counts": 4096, "rate": 100}}, True),
+    ("fourbar_crank.yaml", {"g": {"kind": "gyroscope", "body": "coupler", "rate": 100,
+                                  "noise": {"density": 1e-4}}}, False),
+    ("five_bar.yaml", {"e": {"kind": "encoder", "body": "left_crank", "counts": 4096, "rate": 100}}, False),
+    ("five_bar.yaml", {"l": {"kind": "encoder", "body": "left_crank", "counts": 4096, "rate": 100},
+                       "r": {"kind": "encoder", "body": "right_crank", "counts": 4096, "rate": 100}}, True),
+])
+def test_the_start_is_a_guess_unless_the_position_sensors_fix_every_degree_of_freedom(
+        mechanism: str, sensors: dict, fixed: bool) -> None:
+    """online_startup.determines_position: rank of [Φq; ∂h/∂q] equal to n, else the wide guess prior."""
+    mech = load_mechanism(MECHANISMS / mechanism)
+    positional = [s for s in build_sensors({"sensors": sensors}, mech, "test").sensors if s.variables == ("q",)]
+    assert determines_position(mech, start_anchor(mech), positional) == fixed
