@@ -119,7 +119,7 @@ from estimator.factors.constraint_factors import independent_constraint_rows
 from estimator.factors.dynamics_factors import actuator_selection
 from estimator.factors.estimation_state import (EstimationLayout, dynamics_rows, kinematic_rows, prior_relation,
                                                 process_relation)
-from estimator.factors.keys import X, TimeGrid
+from estimator.factors.keys import X, TimeGrid, drop_oldest
 from estimator.factors.multistep import ADAMS_MOULTON
 from estimator.factors.native import linearized_factor
 from estimator.factors.state_split import StateSplit
@@ -395,10 +395,7 @@ class OnlineEstimator:
         if drafted:
             drafted[0].drop_oldest()
         else:
-            oldest = min(self._pending)
-            self._pending[oldest].pop(0)
-            if not self._pending[oldest]:
-                del self._pending[oldest]
+            drop_oldest(self._pending)
         self._pending_count -= 1
         self._counters["dropped"] += 1
 

@@ -101,3 +101,12 @@ class TimeGrid:
     def time(self, k: int) -> float:
         """Stamp of step k [s]."""
         return self.t0 + k * self.dt
+
+
+def drop_oldest(pending: dict[int, list]) -> None:
+    """Discard the first reading of the earliest step in ``pending`` (readings by grid step, none
+    empty), and the step once it holds none: what a bounded reading buffer gives up first."""
+    oldest = min(pending)
+    pending[oldest].pop(0)
+    if not pending[oldest]:
+        del pending[oldest]

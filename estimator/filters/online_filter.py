@@ -28,7 +28,7 @@ import numpy as np
 from estimator.dynamics.forward import multipliers
 from estimator.errors import MbstateError
 from estimator.factors.estimation_state import EstimationLayout
-from estimator.factors.keys import TimeGrid
+from estimator.factors.keys import TimeGrid, drop_oldest
 from estimator.factors.observation_stack import SensorTerm, sensor_term
 from estimator.filters.error_ekf import ErrorEKF, Measurement
 from estimator.filters.ukf import UnscentedKF
@@ -127,10 +127,7 @@ class OnlineFilter:
                                                            covariance))
         self._pending_count += 1
         if self._pending_count > self.config.max_pending:
-            oldest = min(self._pending)
-            self._pending[oldest].pop(0)
-            if not self._pending[oldest]:
-                del self._pending[oldest]
+            drop_oldest(self._pending)
             self._pending_count -= 1
             self._counters["dropped"] += 1
         return self._count("pending")
