@@ -22,7 +22,7 @@ import zmq
 
 from estimator.errors import MbstateError
 from estimator.node.client import ClientKeys, Handshake
-from replay.log import LogStream
+from estimator.logfile import LogStream
 from replay.node_control import NodeControl
 from replay.pacing import paced
 
@@ -119,7 +119,7 @@ def _carry_out(node: NodeControl, command: str, count: int, stop: threading.Even
 
 def log_messages(paths: str | Path | Sequence[str | Path], warn: Callable[[str], None] = lambda line: None
                  ) -> Iterator[Any]:
-    """The messages a log (or a stream of logs, replay.log) recorded, in order, read as they are sent:
+    """The messages a log (or a stream of logs, estimator.logfile) recorded, in order, read as they are sent:
     reading maps, the bytes of raw records and a ``Command`` for each control record; ``warn`` gets
     the reading's warnings."""
     for kind, body in LogStream(paths, warn).inputs():

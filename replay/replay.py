@@ -10,7 +10,7 @@ as long as the estimator's degradation, which follows the steps' latency, takes 
 The clock the estimator times its steps with decides that course:
 
 - by default, ``MeasuredFixedClock``: the estimator reads a clock that does not advance, as with
-  estimator.online_estimator.FixedClock() (latency 0: it never degrades or coalesces), so the
+  estimator.online.estimator.FixedClock() (latency 0: it never degrades or coalesces), so the
   same log and configuration give the same estimates, bit for bit, on every run; the steps' wall
   time is measured aside, for the status' latency figures only;
 - ``as_recorded`` (``mbstate replay --as-recorded``): the steps last what the node's estimate
@@ -41,7 +41,7 @@ from estimator.node.intake import EstimatorFactory, Intake, intake_for, online_e
 from estimator.node.recorded_for import check_recorded_for, shortened
 from estimator.node.stats import LatencyWindow
 from estimator.timeseries import Trajectory
-from replay.log import LogStream, Record
+from estimator.logfile import LogStream, Record
 from replay.pacing import paced, stamp
 
 Progress = Callable[[int, int], None]
@@ -62,7 +62,7 @@ def replay(paths: str | Path | Sequence[str | Path], config: NodeConfig,
            sink: Callable[[list[Any]], None] | None = None) -> ReplayResult:
     """Run the log's input (readings, raw messages, resets) through a fresh estimator, then ``finish``;
     the clock by the module docstring (``realtime``: also at the pace of the readings' stamps).
-    ``paths``: a log, or several files and folders read as one stream (replay.log), in constant
+    ``paths``: a log, or several files and folders read as one stream (estimator.logfile), in constant
     memory. ``progress(done, total)`` [bytes of the stream] is called after each input record,
     ``note(line)`` with each note of the header's check and each warning of the reading (a crash's
     damage, an old log without checksums). ``sink(estimates)``, when given, takes the estimates as

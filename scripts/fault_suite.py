@@ -1,6 +1,6 @@
 """The node's long fault cases, end to end: a real node process (``mbstate run``) on the four-bar
 (configs/estimator/fourbar.yaml, endpoints on ipc:// in a temporary directory, recording a log), fed
-simulated readings (replay.demo's crank motion, configs/sensors/fourbar.yaml: 2,600 messages per
+simulated readings (estimator.demo.run's crank motion, configs/sensors/fourbar.yaml: 2,600 messages per
 second of sensor time) over ZeroMQ by this process (one PUB with ZeroMQ's default send queue of
 1000 messages, as a sensor has), with one fault in the middle:
 
@@ -28,7 +28,7 @@ And one damages a log:
                 line naming a byte offset; whether it is the damaged frame's is counted), an error
                 without an offset, accepted, or a traceback. The bar: 49 of 50 detected, no
                 traceback. Then cuts: ``--hole-bytes`` (4096) cut out of the middle and the first file
-                of a rotated copy (replay.log's writer) cut in half must be errors; the last 5 bytes
+                of a rotated copy (estimator.logfile's writer) cut in half must be errors; the last 5 bytes
                 cut (a crash's cut) a warning, exit 0, and replay.
 
 One table row per case:
@@ -75,9 +75,9 @@ import yaml
 import zmq
 
 from estimator.mechanism_file import load_mechanism
-from replay.demo import crank_truth
+from estimator.demo.run import crank_truth
 from estimator.node.config import LogParams
-from replay.log import FRAME, MAGIC, LogStream, LogWriter, read_log
+from estimator.logfile import FRAME, MAGIC, LogStream, LogWriter, read_log
 from replay.publish import connect_publisher
 from sensors.config import load_sensors
 from sensors.virtual import simulate_readings
@@ -411,7 +411,7 @@ def run_kill(case: str, args: argparse.Namespace, period: list[dict]) -> dict:
 
 
 def frame_starts(data: bytes) -> list[int]:
-    """The byte offsets of the frames of a version-3 log (replay.log)."""
+    """The byte offsets of the frames of a version-3 log (estimator.logfile)."""
     starts, pos = [], len(MAGIC)
     while pos + FRAME.size <= len(data):
         starts.append(pos)

@@ -26,8 +26,8 @@ import zmq
 
 from estimator.node.config import load_node_config
 from estimator.node.runtime import Node, with_log_path
-from replay.demo import crank_truth
-from replay.log import read_log
+from estimator.demo.run import crank_truth
+from estimator.logfile import read_log
 from replay.publish import connect_publisher
 from replay.replay import replay
 from sensors.hostile import KINDS, hostile_messages

@@ -22,7 +22,7 @@ from numba import njit
 from estimator.model import Body, Mechanism
 from sensors.base import Jacobians, SensorModel, SensorParams, check_noise, read_common
 from sensors.geometry import axis_map, point_map, rotation
-from sensors.section import Section
+from estimator.section import Section
 
 KIND, UNITS = "accelerometer", "m/s^2"
 SPAN = 1e4  # default range ±SPAN [m/s²] (about 1000 g) without a saturation

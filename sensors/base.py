@@ -29,7 +29,7 @@ import numpy as np
 from estimator.errors import shown
 from estimator.factors import keys
 from estimator.factors.adapter import gtsam_factor
-from sensors.section import Section
+from estimator.section import Section
 
 Jacobians = list[np.ndarray]
 BLOCK_KEYS: dict[str, Callable[[int], int]] = {"q": keys.Q, "v": keys.V, "a": keys.A, "l": keys.L, "f": keys.F}

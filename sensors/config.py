@@ -19,7 +19,7 @@ from sensors.base import SensorModel
 from sensors.encoder import Encoder
 from sensors.gyroscope import Gyroscope
 from sensors.load_cell import LoadCell
-from sensors.section import Section
+from estimator.section import Section
 
 KINDS: dict[str, type] = {"gyroscope": Gyroscope, "accelerometer": Accelerometer, "encoder": Encoder,
                           "load_cell": LoadCell}

@@ -24,7 +24,7 @@ import numpy as np
 from estimator.errors import shown
 from estimator.model import DISTANCE, Mechanism
 from sensors.base import Jacobians, SensorModel, SensorParams, check_noise, read_common
-from sensors.section import Section
+from estimator.section import Section
 
 KIND = "load_cell"
 SPAN = 1e7  # default range ±SPAN [N, N·m] without a saturation

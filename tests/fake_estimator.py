@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sensors.section import Section
+from estimator.section import Section
 
 
 @dataclass(frozen=True)

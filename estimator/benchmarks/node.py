@@ -34,12 +34,12 @@ from functools import cache
 import numpy as np
 
 from estimator.benchmarks import CONFIGS, Stalls, Timing, machine, machine_stalls
-from estimator.cli.arguments import positive_int
+from estimator.argument_types import positive_int
 from estimator.collector import steady_collection
 from estimator.dynamics.forward import ForwardOptions, consistent_initial_state, integrate, multipliers
 from estimator.mechanism_file import load_mechanism
-from estimator.online_config import EstimatorConfig
-from estimator.online_estimator import FixedClock, OnlineEstimator, StepEstimate
+from estimator.online.config import EstimatorConfig
+from estimator.online.estimator import FixedClock, OnlineEstimator, StepEstimate
 from replay.pacing import paced
 from replay.simulation import with_actuator_forces
 from sensors.base import wrap_angle

@@ -12,7 +12,7 @@ from estimator.benchmarks.classical import forward_benchmarks, inverse_benchmark
 from estimator.benchmarks.fg_forward import fg_forward_benchmarks
 from estimator.benchmarks.fg_inverse import fg_inverse_benchmarks
 from estimator.benchmarks.node import node_benchmarks
-from estimator.cli.arguments import positive_float
+from estimator.argument_types import positive_float
 from estimator.errors import MbstateError
 
 SUITES = {"forward": forward_benchmarks, "inverse": inverse_benchmarks, "fg-forward": fg_forward_benchmarks,

@@ -7,7 +7,7 @@ the energies at rest. ``--json`` prints the same as one JSON object.
 
 With ``--sensors SENSORS.yaml`` and/or ``--config CONFIG.yaml`` (a node file: its ``estimator:`` section,
 and its sensors when ``--sensors`` is not given; default estimator settings without it), it also checks
-what the online estimator could see with those sensors (estimator.observability), at rest in the
+what the online estimator could see with those sensors (estimator.online.observability), at rest in the
 assembled configuration: the start state the estimator solves when no reading says otherwise.
 """
 
@@ -19,17 +19,17 @@ from typing import Any
 
 import numpy as np
 
-from estimator.cli.arguments import assembled
+from estimator.assembly import assembled
 from estimator.constraints import constraint_values
 from estimator.forces import kinetic_energy, potential_energy
 from estimator.kinematics import constraint_rank, suggested_independent
 from estimator.mechanism_file import load_mechanism
 from estimator.model import Mechanism
 from estimator.node.config import load_node_config
-from estimator.observability import ObservabilityReport, observability
-from estimator.online_config import EstimatorConfig
-from estimator.online_estimator import OnlineEstimator
-from estimator.online_startup import initial_state, start_anchor
+from estimator.online.observability import ObservabilityReport, observability
+from estimator.online.config import EstimatorConfig
+from estimator.online.estimator import OnlineEstimator
+from estimator.online.startup import initial_state, start_anchor
 from sensors.config import SensorSet, load_sensors
 
 
@@ -54,7 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def observability_at_rest(mech: Mechanism, sensors: SensorSet, config: EstimatorConfig) -> ObservabilityReport:
-    """The estimator's start-up check (estimator.observability) from its start state without readings:
+    """The estimator's start-up check (estimator.online.observability) from its start state without readings:
     the assembled configuration, at rest."""
     layout = OnlineEstimator(mech, sensors, config).layout
     start, _ = initial_state(mech, layout, {}, {}, 0.0, start_anchor(mech, config.initial_state))

@@ -1,5 +1,5 @@
 """``mbstate demo``: virtual four-bar sensors and a subscriber in a second process, the node in this one,
-on loopback (replay.demo); progress on stderr, the summary on stdout."""
+on loopback (estimator.demo.run); progress on stderr, the summary on stdout."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import argparse
 import json
 import sys
 
-from estimator.cli.arguments import positive_float
-from replay.demo import run_demo, summary_text
+from estimator.argument_types import positive_float
+from estimator.demo.run import run_demo, summary_text
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

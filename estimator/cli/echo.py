@@ -9,7 +9,8 @@ import sys
 
 import zmq
 
-from estimator.cli.arguments import add_curve_options, client_keys, positive_float
+from estimator.argument_types import positive_float
+from estimator.cli.arguments import add_curve_options, client_keys
 from estimator.cli.run import summary_line
 from estimator.errors import MbstateError
 from estimator.node.client import Handshake

@@ -8,10 +8,11 @@ import time
 
 import numpy as np
 
-from estimator.cli.arguments import (assembled, assignments, coordinate_indices, load, non_negative_float,
-                                     positive_float, positive_int, vector2)
+from estimator.argument_types import assignments, non_negative_float, positive_float, positive_int, vector2
+from estimator.assembly import assembled, coordinate_indices
+from estimator.cli.arguments import load
 from estimator.constraints import constraint_values
-from estimator.dynamics.fg_forward import FgOptions, simulate_fg
+from estimator.graph_dynamics.forward import FgOptions, simulate_fg
 from estimator.dynamics.forward import METHODS, ForwardOptions, simulate
 from estimator.dynamics.integrators import TABLEAUS
 from estimator.dynamics.singularity import near_singularity

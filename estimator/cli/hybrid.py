@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import argparse
 
-from estimator.cli.arguments import assignments
+from estimator.argument_types import assignments
 from estimator.cli.inverse import add_drive_arguments, add_graph_options, graph_options, load_drives, report
-from estimator.dynamics.fg_hybrid import HYBRID_OPTIONS, fg_hybrid_dynamics
+from estimator.graph_dynamics.hybrid import HYBRID_OPTIONS, fg_hybrid_dynamics
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

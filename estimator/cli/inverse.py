@@ -7,7 +7,7 @@ import argparse
 import numpy as np
 
 from estimator.drive_trajectory import DriveTrajectory, load_drive_trajectory
-from estimator.dynamics.fg_inverse import DRIVE_RATES, FACTORIZATIONS, ORDERINGS, FGOptions, fg_inverse_dynamics
+from estimator.graph_dynamics.inverse import DRIVE_RATES, FACTORIZATIONS, ORDERINGS, FGOptions, fg_inverse_dynamics
 from estimator.dynamics.inverse import InverseDynamicsResult, drive_indices, inverse_dynamics
 from estimator.mechanism_file import load_mechanism
 from estimator.model import Mechanism
@@ -76,7 +76,7 @@ def report(out: str, result: InverseDynamicsResult, samples: DriveTrajectory, de
 
 def add_graph_options(parser: argparse.ArgumentParser, defaults: FGOptions = FGOptions(),
                       drive_rates: bool = True) -> None:
-    """Factor-graph settings (estimator.dynamics.fg_inverse.FGOptions), shared with ``hybrid``
+    """Factor-graph settings (estimator.graph_dynamics.inverse.FGOptions), shared with ``hybrid``
     (which always has priors on the drive rates and integrators: no ``--drive-rates``)."""
     group = parser.add_argument_group("factor graph")
     parser.set_defaults(drive_rates=defaults.drive_rates)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from estimator.benchmarks import machine
-from estimator.cli.arguments import positive_float
+from estimator.argument_types import positive_float
 from estimator.errors import MbstateError
 
 

@@ -1,4 +1,4 @@
-"""``mbstate log info|export``: a recording as a user's data (replay.log), read as a stream.
+"""``mbstate log info|export``: a recording as a user's data (estimator.logfile), read as a stream.
 
 ``info`` prints the header, the records by kind, each sensor's readings and rate, the time span
 and the integrity found (checksums, a crash's damage); a damaged record is an error (exit 2).
@@ -22,7 +22,7 @@ import numpy as np
 
 from estimator.errors import MbstateError
 from estimator.timeseries import CsvWriter, Trajectory
-from replay.log import LogStream
+from estimator.logfile import LogStream
 
 ROWS = 1000  # rows per CSV write
 EXPORTS = {"truth": "truth", "estimates": "estimate", "readings": "reading"}

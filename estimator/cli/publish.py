@@ -7,7 +7,8 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from estimator.cli.arguments import add_curve_options, client_keys, positive_float
+from estimator.argument_types import positive_float
+from estimator.cli.arguments import add_curve_options, client_keys
 from estimator.node.config import NodeParams
 from replay.publish import Command, has_commands, log_messages, publish
 

@@ -4,7 +4,7 @@ The motion comes from classical forward dynamics (``--forces NAME=VALUE``: const
 forces, zero by default) or classical inverse dynamics along a prescribed trajectory of driven
 coordinates (``--drive NAME[,NAME] --trajectory FILE``), at the simulation step ``--dt``
 (replay.simulation). The sensors (sensors.config) sample the truth (sensors.virtual); truth at
-every step and every reading go to the append-only log (replay.log) in time order, as they are
+every step and every reading go to the append-only log (estimator.logfile) in time order, as they are
 simulated (a chunk of replay.simulation.CHUNK_S at a time: memory does not grow with --t-end).
 """
 
@@ -18,8 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from estimator.cli.arguments import (add_curve_options, assembled, assignments, client_keys, coordinate_indices, load,
-                                     positive_float)
+from estimator.argument_types import assignments, positive_float
+from estimator.assembly import assembled, coordinate_indices
+from estimator.cli.arguments import add_curve_options, client_keys, load
 from estimator.cli.inverse import driven
 from estimator.dynamics.forward import METHODS
 from estimator.errors import MbstateError
@@ -27,7 +28,7 @@ from estimator.kinematics import solve_velocity_problem
 from estimator.model import Mechanism
 from estimator.node.config import NodeParams
 from estimator.node.recorded_for import setup_header
-from replay.log import LogWriter
+from estimator.logfile import LogWriter
 from replay.publish import log_messages, publish
 from replay.simulation import forward_truths, inverse_truths, sensor_step, simulated_records
 from sensors.config import SensorSet, load_sensors

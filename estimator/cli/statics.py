@@ -6,7 +6,7 @@ import argparse
 
 import numpy as np
 
-from estimator.cli.arguments import assignments
+from estimator.argument_types import assignments
 from estimator.dynamics.statics import solve_statics
 from estimator.mechanism_file import load_mechanism
 from estimator.timeseries import Trajectory, write_csv

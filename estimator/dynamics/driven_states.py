@@ -1,5 +1,5 @@
 """Compiled step-by-step solution of a mechanism whose driven coordinates follow a prescribed motion:
-the staged initialization of the factor-graph inverse dynamics (estimator.dynamics.fg_inverse).
+the staged initialization of the factor-graph inverse dynamics (estimator.graph_dynamics.inverse).
 
 With the driven coordinates d fixing the mechanism (k drives = degrees of freedom) and S a maximal
 independent subset of the constraint rows (|S| = n − k), the stages of Blanco-Claraco, Leanza and

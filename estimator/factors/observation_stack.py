@@ -163,7 +163,7 @@ def observation_rows(observation: Observation, x: np.ndarray,
 
 def predicted(term: SensorTerm, x: np.ndarray, delta: float = 0.0) -> np.ndarray:
     """h_s(x(t)) + b_s: the value of an exact reading at offset δ (module docstring), whose residual and
-    robust loss are zero (estimator.observability evaluates the rows of such readings)."""
+    robust loss are zero (estimator.online.observability evaluates the rows of such readings)."""
     arguments = _arguments(term.lift, float(delta), x)
     h, _ = term.sensor.measurement(*[arguments[a:b] for a, b in term.spans], jac=False)
     return h + x[term.bias] if term.bias is not None else h

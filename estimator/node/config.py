@@ -21,7 +21,7 @@ from estimator.node.access import CurveParams, key_pair
 from estimator.model import Mechanism
 from estimator.yaml_file import read_yaml
 from sensors.config import SensorSet, load_sensors
-from sensors.section import Section
+from estimator.section import Section
 
 TOP_KEYS = ("mechanism", "sensors", "estimator", "node", "description")
 TRANSPORTS = ("tcp://", "ipc://", "inproc://")
@@ -40,7 +40,7 @@ class LogParams:
     ``flush_seconds``: flush after that many records or that long [s], whichever comes first (what
     a crash can lose). ``record_estimates``: also record every estimate. ``rotate_mb`` /
     ``rotate_minutes``: start a new file once the current one has reached that size [MB, 10⁶
-    bytes] or age [min] (None: never; replay.log names the files)."""
+    bytes] or age [min] (None: never; estimator.logfile names the files)."""
 
     path: str | None = None
     flush_records: int = 100
@@ -97,7 +97,7 @@ class NodeConfig:
     sensors_path: Path
     mech: Mechanism
     sensors: SensorSet
-    estimator: Any  # estimator.online_config.EstimatorConfig
+    estimator: Any  # estimator.online.config.EstimatorConfig
     node: NodeParams
 
 
@@ -164,7 +164,7 @@ def node_params(section: Section, base: Path = Path(".")) -> NodeParams:
 
 
 def _default_estimator_config() -> EstimatorConfigReader:
-    from estimator.online_config import EstimatorConfig
+    from estimator.online.config import EstimatorConfig
 
     return EstimatorConfig.from_section
 

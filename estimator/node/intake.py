@@ -55,7 +55,7 @@ from estimator.node.config import NodeConfig
 from estimator.node.publishing import UNPACK_ERRORS, estimate_message, unpack
 from estimator.node.recorded_for import setup_header
 from estimator.node.stats import LatencyWindow, NodeCounters, SensorTrack
-from replay.log import LogWriter
+from estimator.logfile import LogWriter
 from sensors.messages import MessageError, Reading, validate
 from sensors.plausibility import ReadingBounds, reading_bounds
 
@@ -86,7 +86,7 @@ class Throttle:
 class Intake:
     """Owns the estimator's input side and the statistics of one run (see the module docstring).
 
-    ``estimator`` follows estimator.online_estimator.OnlineEstimator (add, advance with ``final``,
+    ``estimator`` follows estimator.online.estimator.OnlineEstimator (add, advance with ``final``,
     reset with a reason, counters, started, and ``observability`` if it has one); ``budget_s``: step
     latency budget [s]; ``log``: where messages and (``record_estimates``) estimates are recorded, or
     None; ``bounds``: sensor id → sensors.plausibility.ReadingBounds (none: no bounds); ``quiet_s``
@@ -280,13 +280,13 @@ EstimatorFactory = Callable[[NodeConfig, Callable[[], float]], Any]
 
 
 def online_estimator(config: NodeConfig, clock: Callable[[], float]) -> Any:
-    """The configuration's estimator by ``estimator.kind``: the smoother (estimator.online_estimator.
-    OnlineEstimator) or a filter behind the same interface (estimator.filters.online_filter.OnlineFilter)."""
+    """The configuration's estimator by ``estimator.kind``: the smoother (estimator.online.estimator.
+    OnlineEstimator) or a filter behind the same interface (estimator.online.filters.online_filter.OnlineFilter)."""
     if config.estimator.kind == "smoother":
-        from estimator.online_estimator import OnlineEstimator
+        from estimator.online.estimator import OnlineEstimator
 
         return OnlineEstimator(config.mech, config.sensors, config.estimator, clock=clock)
-    from estimator.filters.online_filter import OnlineFilter
+    from estimator.online.filters.online_filter import OnlineFilter
 
     return OnlineFilter(config.mech, config.sensors, config.estimator, clock=clock)
 

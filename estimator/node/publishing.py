@@ -12,7 +12,7 @@
     coordinates, forces (names), sensors {id: {rate_hz, accepted, gaps, last_t}}, the counters of
     estimator.node.stats.NodeCounters, recoveries, latency_ms {p50, p99, max}, estimator {counters},
     observability (nil until the estimator has started, then its start-up check:
-    estimator.observability.ObservabilityReport.as_dict)
+    estimator.online.observability.ObservabilityReport.as_dict)
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def plain(value: Any) -> Any:
 
 
 def estimate_message(estimate: Any) -> dict[str, Any]:
-    """The ``estimate`` map of an estimator.online_estimator.StepEstimate."""
+    """The ``estimate`` map of an estimator.online.estimator.StepEstimate."""
     message = {"type": "estimate", "step": int(estimate.step), "t": float(estimate.t),
                "q": plain(np.asarray(estimate.q, float)), "qd": plain(np.asarray(estimate.qd, float)),
                "qdd": plain(np.asarray(estimate.qdd, float)), "lam": plain(np.asarray(estimate.lam, float)),

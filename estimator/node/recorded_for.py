@@ -1,7 +1,7 @@
 """What a log records about the mechanism and sensors it was made with, and the check that a
 configuration may replay it (replay.replay).
 
-Header keys (replay.log), written by the node and by ``mbstate simulate`` (``setup_header``):
+Header keys (estimator.logfile), written by the node and by ``mbstate simulate`` (``setup_header``):
 ``mechanism`` and ``sensors_file`` (the files), ``coordinates``, ``constraints`` (their names,
 which say the body and the kind: ``crank: distance 0-1``), ``actuators`` and
 ``actuator_coordinates`` (each actuator's coordinate; older logs lack it), ``sensors`` (the parsed

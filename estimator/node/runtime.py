@@ -46,7 +46,7 @@ from estimator.node.access import beyond_loopback, check_ipc_free, curve_server,
 from estimator.node.config import NodeConfig
 from estimator.node.intake import EstimatorFactory, intake_for, log_header, online_estimator
 from estimator.node.publishing import UNPACK_ERRORS, estimate_message, pack, unpack
-from replay.log import LogWriter
+from estimator.logfile import LogWriter
 
 LOGGER = logging.getLogger("mbstate.node")
 POLL_MS = 20
@@ -154,7 +154,7 @@ class Node:
         if self.monitor in ready:
             self._count_disconnects()
         if self.log is not None:
-            self.log.flush_if_due()  # an idle stream is flushed too (replay.log)
+            self.log.flush_if_due()  # an idle stream is flushed too (estimator.logfile)
         if time.monotonic() - self._status_at >= self.config.node.status_period_s:
             self.pub.send(pack(self.status()))
 

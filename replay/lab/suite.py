@@ -19,10 +19,10 @@ from typing import Any
 from estimator.errors import MbstateError
 from estimator.mechanism_file import build_mechanism
 from estimator.model import Mechanism
-from estimator.online_config import EstimatorConfig
-from estimator.online_startup import start_anchor
+from estimator.online.config import EstimatorConfig
+from estimator.online.startup import start_anchor
 from estimator.yaml_file import read_yaml
-from sensors.section import Section
+from estimator.section import Section
 
 
 @dataclass(frozen=True)

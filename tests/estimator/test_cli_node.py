@@ -22,8 +22,8 @@ from node_harness import RunningNode, bound_sub, curve_config, encoder, keys_of
 from estimator.node.intake import online_estimator
 from estimator.node.publishing import estimate_message
 from estimator.timeseries import read_csv
-from replay.demo import run_demo, summary_text
-from replay.log import LogWriter
+from estimator.demo.run import run_demo, summary_text
+from estimator.logfile import LogWriter
 
 EXAMPLE = str(REPO / "configs" / "estimator" / "fourbar.yaml")
 

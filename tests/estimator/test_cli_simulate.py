@@ -12,7 +12,7 @@ from conftest import MECHANISMS, REPO, reference_file
 from estimator.cli import ArgumentParser
 from estimator.cli.simulate import register
 from estimator.errors import MbstateError
-from replay.log import read_log
+from estimator.logfile import read_log
 from sensors.base import wrap_angle
 
 FOURBAR = str(MECHANISMS / "fourbar_crank.yaml")

@@ -1,4 +1,4 @@
-"""Forward dynamics as a factor graph (estimator.dynamics.fg_forward) against a classical integration.
+"""Forward dynamics as a factor graph (estimator.graph_dynamics.forward) against a classical integration.
 
 Reference: Lagrange multipliers with Baumgarte stabilization and projection, RK4 at 0.1 ms (a different
 formulation and integrator; its own error is below 1e-11 m here). Case: the four-bar of Listing 1,
@@ -16,7 +16,7 @@ import pytest
 from conftest import MECHANISMS
 from estimator.cli import main
 from estimator.constraints import constraint_values
-from estimator.dynamics.fg_forward import FgOptions, simulate_fg
+from estimator.graph_dynamics.forward import FgOptions, simulate_fg
 from estimator.dynamics.forward import ForwardOptions, consistent_initial_state, integrate
 from estimator.errors import MbstateError
 from estimator.kinematics import solve_velocity_problem

@@ -16,7 +16,7 @@ import yaml
 from conftest import MECHANISMS
 
 import estimator.cli as cli
-from estimator.dynamics.fg_hybrid import fg_hybrid_dynamics
+from estimator.graph_dynamics.hybrid import fg_hybrid_dynamics
 from estimator.dynamics.forward import ForwardOptions, consistent_initial_state, integrate
 from estimator.errors import MbstateError
 from estimator.mechanism_file import build_mechanism, load_mechanism

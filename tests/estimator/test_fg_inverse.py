@@ -13,7 +13,7 @@ from conftest import MECHANISMS, REPO, reference_file
 
 from estimator.cli import main
 from estimator.drive_trajectory import load_drive_trajectory
-from estimator.dynamics.fg_inverse import FGOptions, fg_inverse_dynamics
+from estimator.graph_dynamics.inverse import FGOptions, fg_inverse_dynamics
 from estimator.dynamics.inverse import inverse_dynamics
 from estimator.errors import MbstateError
 from estimator.factors.constraint_factors import independent_constraint_rows

@@ -13,8 +13,8 @@ from conftest import MECHANISMS
 
 from estimator.benchmarks.node import feed
 from estimator.mechanism_file import load_mechanism
-from estimator.online_config import EstimatorConfig
-from estimator.online_estimator import FixedClock
+from estimator.online.config import EstimatorConfig
+from estimator.online.estimator import FixedClock
 from replay.simulation import forward_truth
 from sensors.config import build_sensors
 from sensors.virtual import simulate_readings

@@ -12,8 +12,8 @@ from conftest import MECHANISMS, REPO
 
 from estimator.errors import MbstateError
 from estimator.node.config import LogParams, NodeParams, load_node_config
-from estimator.online_config import EstimatorConfig
-from replay.demo import DATA_FILES
+from estimator.online.config import EstimatorConfig
+from estimator.demo.run import DATA_FILES
 
 EXAMPLE = REPO / "configs" / "estimator" / "fourbar.yaml"
 SENSORS = REPO / "configs" / "sensors" / "fourbar.yaml"
@@ -108,7 +108,7 @@ def test_the_demo_ships_copies_of_the_repository_configurations() -> None:
 
 def test_example_estimator_section_shows_the_defaults() -> None:
     """The fully commented example lists every estimator key with its default (house style): only
-    ``unknown_forces`` differs, so the file cannot drift from estimator/online_config.py."""
+    ``unknown_forces`` differs, so the file cannot drift from estimator/online/config.py."""
     example = load_node_config(REPO / "configs" / "estimator" / "fourbar.yaml").estimator
     defaults = EstimatorConfig()
     differing = {f.name for f in dataclasses.fields(EstimatorConfig)

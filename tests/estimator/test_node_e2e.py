@@ -27,8 +27,8 @@ from node_harness import RunningNode, encoder, estimates, write_config
 
 from estimator.node.config import load_node_config
 from estimator.node.intake import online_estimator
-from replay.demo import crank_truth
-from replay.log import LogFollower, read_log
+from estimator.demo.run import crank_truth
+from estimator.logfile import LogFollower, read_log
 from replay.publish import connect_publisher
 from sensors.virtual import simulate_readings
 

@@ -14,7 +14,7 @@ from fake_estimator import FakeConfig, fake_factory
 from node_harness import RunningNode, encoder, write_config
 
 from estimator.node.config import load_node_config
-from replay.log import read_log
+from estimator.logfile import read_log
 from replay.replay import replay
 from sensors.hostile import VALID, hostile_messages
 

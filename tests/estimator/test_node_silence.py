@@ -9,8 +9,8 @@ import numpy as np
 from estimator.benchmarks.node import scenario
 from estimator.node.config import NodeParams
 from estimator.node.intake import Intake
-from estimator.online_config import EstimatorConfig
-from estimator.online_estimator import FixedClock, OnlineEstimator
+from estimator.online.config import EstimatorConfig
+from estimator.online.estimator import FixedClock, OnlineEstimator
 from sensors.base import wrap_angle
 
 

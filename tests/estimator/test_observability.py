@@ -1,4 +1,4 @@
-"""The start-up observability check (estimator.observability): against an independent computation on
+"""The start-up observability check (estimator.online.observability): against an independent computation on
 the pendulum, the sensor sets that cannot see the state (a load cell alone, a gyroscope on the
 pick-and-place robot's platform, a gyroscope without dynamics at rest) and those that can, the
 estimator's warning and flag, the node's status field and ``mbstate check --sensors``."""
@@ -22,10 +22,10 @@ from estimator.mass import with_gravity
 from estimator.mechanism_file import load_mechanism
 from estimator.model import Mechanism
 from estimator.node.intake import Intake
-from estimator.observability import SAMPLES, WINDOW_STEPS, ObservabilityReport, observability
-from estimator.online_config import EstimatorConfig
-from estimator.online_estimator import FixedClock, OnlineEstimator
-from estimator.online_startup import initial_state, start_anchor
+from estimator.online.observability import SAMPLES, WINDOW_STEPS, ObservabilityReport, observability
+from estimator.online.config import EstimatorConfig
+from estimator.online.estimator import FixedClock, OnlineEstimator
+from estimator.online.startup import initial_state, start_anchor
 from sensors.config import build_sensors
 from sensors.messages import Reading
 
@@ -159,7 +159,7 @@ def test_the_estimator_warns_once_and_flags_every_estimate(caplog: pytest.LogCap
     intake = Intake(estimator, sensors.dimensions(), max_future_s=1.0, budget_s=1e-3)
     assert intake.status(1.0)["observability"] is None
     estimates = []
-    with caplog.at_level(logging.WARNING, logger="estimator.online_estimator"):
+    with caplog.at_level(logging.WARNING, logger="estimator.online.estimator"):
         for k in range(80):  # past the 0.05 s start-up span
             estimates += intake.handle(Reading("gyro", 1e-3 * k, k, np.zeros(1)).to_map())
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
@@ -174,7 +174,7 @@ def test_an_observable_estimator_neither_warns_nor_flags(caplog: pytest.LogCaptu
     mech = fourbar()
     sensors = build_sensors({"sensors": {"encoder": ENCODER}}, mech, "test")
     estimator = OnlineEstimator(mech, sensors, DYNAMICS, FixedClock())
-    with caplog.at_level(logging.WARNING, logger="estimator.online_estimator"):
+    with caplog.at_level(logging.WARNING, logger="estimator.online.estimator"):
         estimates = []
         for k in range(70):  # past the 0.05 s start-up span
             estimator.add(Reading("encoder", 1e-3 * k, k, np.zeros(1)))

@@ -13,9 +13,9 @@ from conftest import MECHANISMS, REPO
 from estimator.constraints import constraint_values
 from estimator.errors import MbstateError
 from estimator.mechanism_file import build_mechanism, load_mechanism
-from estimator.online_config import EstimatorConfig
-from estimator.online_startup import start_anchor
-from sensors.section import Section
+from estimator.online.config import EstimatorConfig
+from estimator.online.startup import start_anchor
+from estimator.section import Section
 
 
 def read(data: dict) -> EstimatorConfig:

@@ -19,8 +19,8 @@ from estimator.factors.keys import X
 from estimator.factors.frozen import FreezeSwitch, freezable
 from estimator.factors.observation_stack import LinearizedStep, Observation, observation_rows, stacked_step_error
 from estimator.node.intake import Intake
-from estimator.online_config import EstimatorConfig
-from estimator.online_estimator import FixedClock, OnlineEstimator
+from estimator.online.config import EstimatorConfig
+from estimator.online.estimator import FixedClock, OnlineEstimator
 from sensors.messages import Reading
 
 T_END = 0.6

@@ -1,4 +1,4 @@
-"""Start-up of the online estimator (estimator.online_startup) and the relinearization of the window."""
+"""Start-up of the online estimator (estimator.online.startup) and the relinearization of the window."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from conftest import MECHANISMS
 
 from estimator.benchmarks.node import accuracy, feed, scenario
 from estimator.factors.observation_stack import LinearizedStep
-from estimator.online_config import EstimatorConfig
-from estimator.online_estimator import FixedClock, OnlineEstimator
+from estimator.online.config import EstimatorConfig
+from estimator.online.estimator import FixedClock, OnlineEstimator
 from estimator.constraints import constraint_values
 from estimator.errors import MbstateError
 from estimator.mechanism_file import load_mechanism
-from estimator.online_startup import determines_position, fitted_motion, start_anchor
+from estimator.online.startup import determines_position, fitted_motion, start_anchor
 from sensors.config import build_sensors
 from sensors.messages import Reading
 

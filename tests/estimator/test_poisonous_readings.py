@@ -11,8 +11,8 @@ import pytest
 
 from estimator.benchmarks.node import scenario
 from estimator.node.intake import Intake
-from estimator.online_config import EstimatorConfig
-from estimator.online_estimator import FixedClock, OnlineEstimator
+from estimator.online.config import EstimatorConfig
+from estimator.online.estimator import FixedClock, OnlineEstimator
 from sensors.plausibility import reading_bounds
 
 T_END = 0.6

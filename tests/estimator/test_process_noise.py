@@ -21,8 +21,8 @@ from conftest import MECHANISMS
 from estimator.benchmarks.node import feed
 from estimator.factors.estimation_state import EstimationLayout, process_relation
 from estimator.mechanism_file import load_mechanism
-from estimator.online_config import EstimatorConfig
-from estimator.online_estimator import FixedClock
+from estimator.online.config import EstimatorConfig
+from estimator.online.estimator import FixedClock
 from replay.simulation import forward_truth
 from sensors.config import build_sensors
 from sensors.virtual import simulate_readings
@@ -64,7 +64,7 @@ def fourbar_run(sensor: dict, config: EstimatorConfig, released: float = 0.0, t_
     crank = mech.coordinate_names.index("theta0")
     q0 = mech.q0.copy()
     if released:
-        from estimator.online_startup import start_anchor
+        from estimator.online.startup import start_anchor
         q0 = start_anchor(mech, (("theta0", float(mech.q0[crank] + released)),))
     truth = forward_truth(mech, q0, np.zeros(mech.n), 1e-3, t_end)
     readings = simulate_readings(sensors.sensors, truth, 2)

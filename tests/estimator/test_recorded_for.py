@@ -15,7 +15,7 @@ from node_harness import SENSORS, encoder
 
 from estimator.node.config import load_node_config
 from estimator.node.recorded_for import model_parameters, setup_header
-from replay.log import LogWriter
+from estimator.logfile import LogWriter
 
 CONFIG = REPO / "configs" / "estimator" / "fourbar.yaml"
 

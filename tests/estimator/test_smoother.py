@@ -9,7 +9,7 @@ import pytest
 import estimator.smoother as smoother_module
 from conftest import MECHANISMS
 from estimator.factors.adapter import gtsam_factor
-from estimator.dynamics.fg_forward import simulate_fg
+from estimator.graph_dynamics.forward import simulate_fg
 from estimator.dynamics.forward import ForwardOptions, consistent_initial_state, integrate
 from estimator.errors import MbstateError
 from estimator.mechanism_file import load_mechanism

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from estimator.errors import MbstateError
-from replay import log as log_module
-from replay.log import FORMAT, MAGIC, LogFollower, LogStream, LogWriter, log_files, read_log, records
+from estimator import logfile as log_module
+from estimator.logfile import FORMAT, MAGIC, LogFollower, LogStream, LogWriter, log_files, read_log, records
 
 
 def write_sample(path, flush_records: int = 100) -> LogWriter:

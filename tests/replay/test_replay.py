@@ -17,10 +17,10 @@ from node_harness import SENSORS, RunningNode, bound_sub, encoder, estimates, wr
 
 from estimator.errors import MbstateError
 from estimator.node.config import load_node_config
-from estimator.online_estimator import FixedClock, OnlineEstimator
+from estimator.online.estimator import FixedClock, OnlineEstimator
 from estimator.timeseries import read_csv, write_csv
-from replay.demo import crank_truth
-from replay.log import LogWriter, read_log
+from estimator.demo.run import crank_truth
+from estimator.logfile import LogWriter, read_log
 from replay.pacing import paced
 from replay.publish import Command, log_messages, publish
 from replay.replay import RecordedClock, estimates_trajectory, replay

@@ -1,4 +1,4 @@
-"""The errorEKF baseline (estimator.filters): its maps and Jacobians against finite differences through
+"""The errorEKF baseline (estimator.online.filters): its maps and Jacobians against finite differences through
 the position and velocity problems, its prediction against the forward dynamics, and the filter on a
 simulated four-bar against the truth, on the constraint manifold."""
 
@@ -12,19 +12,19 @@ import pytest
 from conftest import MECHANISMS
 from estimator.constraints import constraint_jacobian, constraint_values
 from estimator.errors import MbstateError
-from estimator.filters.error_ekf import Measurement, forward_step, measurement_rows, process_noise
-from estimator.filters.manifold import change_of_coordinates, corrected, linearize
-from estimator.filters.online_filter import OnlineFilter
+from estimator.online.filters.error_ekf import Measurement, forward_step, measurement_rows, process_noise
+from estimator.online.filters.manifold import change_of_coordinates, corrected, linearize
+from estimator.online.filters.online_filter import OnlineFilter
 from estimator.factors.independent_coordinates import choose_independent_coordinates
 from estimator.kinematics import solve_position_problem, solve_velocity_problem
 from estimator.mechanism_file import load_mechanism
-from estimator.online_config import EstimatorConfig
-from estimator.online_estimator import FixedClock
+from estimator.online.config import EstimatorConfig
+from estimator.online.estimator import FixedClock
 from replay.simulation import forward_truth
 from estimator.node.config import load_node_config
 from estimator.node.intake import online_estimator
 from sensors.config import build_sensors
-from sensors.section import Section
+from estimator.section import Section
 from sensors.virtual import simulate_readings
 
 FOURBAR = load_mechanism(MECHANISMS / "fourbar_benchmark.yaml")
@@ -199,7 +199,7 @@ def test_kind_is_read_from_the_estimator_section_and_chooses_the_estimator(tmp_p
 
 
 def test_sigma_points_reproduce_mean_and_covariance() -> None:
-    from estimator.filters.ukf import sigma_points
+    from estimator.online.filters.ukf import sigma_points
 
     covariance = np.array([[2.0, 0.3], [0.3, 0.5]])
     points, weights, covariance_weights = sigma_points(covariance)

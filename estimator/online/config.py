@@ -1,8 +1,8 @@
-"""Settings of the online estimator (estimator.online_estimator): the ``estimator:`` section.
+"""Settings of the online estimator (estimator.online.estimator): the ``estimator:`` section.
 
 Every key, its default and its unit is documented on :class:`EstimatorConfig`; the defaults suit
 the four-bar with the sensors of configs/sensors/fourbar.yaml. :meth:`EstimatorConfig.from_section`
-reads and validates a YAML section (sensors.section.Section): an unknown key or a bad value is one
+reads and validates a YAML section (estimator.section.Section): an unknown key or a bad value is one
 error naming the key.
 """
 
@@ -14,12 +14,12 @@ import numpy as np
 
 from estimator.errors import MbstateError, shown
 from estimator.model import Mechanism
-from sensors.section import Section
+from estimator.section import Section
 
 FACTORIZATIONS = ("CHOLESKY", "QR")
 KINDS = ("smoother", "error_ekf", "ukf")
 FORCE_RATE_TIME = 0.0625  # [s]: K = √T × force_rate (EstimatorConfig, Unknown inputs)
-# largest values of the keys with a natural bound (every other number: sensors.section.LIMIT in magnitude)
+# largest values of the keys with a natural bound (every other number: estimator.section.LIMIT in magnitude)
 MAXIMA = {"rate": 1e6, "lag": 100_000, "max_relinearizations": 100, "max_coalesce": 10_000,
           "recover_steps": 10_000_000, "max_pending": 10_000_000, "startup_timeout": 3600.0,
           "latency_budget_ms": 3.6e6}
@@ -30,9 +30,9 @@ class EstimatorConfig:
     """The online estimator's settings (SI units; σ are standard deviations of a factor's rows).
 
     Kind
-      ``kind``: ``smoother`` (default; this module's fixed-lag smoother, estimator.online_estimator),
-      ``error_ekf`` (the errorEKF baseline, estimator.filters.error_ekf) or ``ukf`` (the unscented
-      filter on the same error state, estimator.filters.ukf): the same readings, grid, start-up and
+      ``kind``: ``smoother`` (default; this module's fixed-lag smoother, estimator.online.estimator),
+      ``error_ekf`` (the errorEKF baseline, estimator.online.filters.error_ekf) or ``ukf`` (the unscented
+      filter on the same error state, estimator.online.filters.ukf): the same readings, grid, start-up and
       outputs. The filter reads ``rate``, ``delay_steps``, the start-up keys, ``position_sigma`` and
       ``velocity_sigma`` (its start covariance on the independent coordinates z and ż),
       ``publish_sigmas``, ``max_pending`` and ``acceleration_noise`` (Model, below) as the density of
@@ -73,7 +73,7 @@ class EstimatorConfig:
       integral over the step); these are the rows' σ (with ``integrator_sigma`` as a floor). Without
       it the window trusts the discrete model exactly and, with a weak sensor, drifts away from the
       readings. 0: the model is exact.
-    Start-up (estimator.online_startup)
+    Start-up (estimator.online.startup)
       ``startup_span`` [s]: the readings of this much sensor time from the first one are fitted for the
       start state at the middle of the span, t0 (encoders: value, rate and acceleration); the grid starts
       at t0. ``startup_timeout`` [s] sensor time after the first reading after which the estimator starts
@@ -98,12 +98,12 @@ class EstimatorConfig:
     Output
       ``publish_sigmas``: marginal standard deviations of q, q̇ and F in every estimate (one iSAM2
       marginal covariance per step: measured ~0.1 ms on the four-bar, see estimator.benchmarks.node).
-    Load (estimator.online_estimator module docstring)
+    Load (estimator.online.estimator module docstring)
       ``latency_budget_ms`` [ms] per step; ``max_coalesce`` [steps] most grid steps per smoother update
       at the deepest degradation level; after ``recover_steps`` steps without an overrun the level steps
       back by one if their mean latency is under ``recover_fraction`` of the budget; ``max_pending``
       readings kept for unprocessed steps.
-    Outliers (estimator.online_estimator module docstring, Readings)
+    Outliers (estimator.online.estimator module docstring, Readings)
       ``outlier_gate`` [σ]: a reading whose squared Mahalanobis distance d² = rᵀ R⁻¹ r (r: the reading
       less its prediction, R: its covariance) exceeds outlier_gate² (a chi-square statistic against a
       threshold) is dropped as an ``outlier`` (null: no gate). R leaves out the prediction's own

@@ -3,7 +3,7 @@ forward, and hybrid manipulator dynamics using factor graphs", 2021): some coord
 prescribed motion, the others move freely under the known forces; the graph gives the free
 motion and the forces the drives must apply.
 
-Variables per step k as in estimator.dynamics.fg_inverse (q, q̇, q̈, λ_S, F with F on the driven
+Variables per step k as in estimator.graph_dynamics.inverse (q, q̇, q̈, λ_S, F with F on the driven
 coordinates only). Factors:
 
 - the driven-step factor of every step (constraints at the three levels and
@@ -30,7 +30,7 @@ from functools import partial
 import gtsam
 import numpy as np
 
-from estimator.dynamics.fg_inverse import FGInverseResult, FGOptions, gauss_newton, read_values
+from estimator.graph_dynamics.inverse import FGInverseResult, FGOptions, gauss_newton, read_values
 from estimator.dynamics.inverse import drive_indices
 from estimator.errors import MbstateError
 from estimator.factors import keys

@@ -1,5 +1,5 @@
 """UKF: the unscented Kalman filter of the multibody-observer literature on the same error state as the
-errorEKF (estimator.filters.error_ekf): mean (q, q̇) on the manifold, error x = [δz; δż] (N = 2 dof),
+errorEKF (estimator.online.filters.error_ekf): mean (q, q̇) on the manifold, error x = [δz; δż] (N = 2 dof),
 covariance P, with sigma points instead of Jacobians (Julier and Uhlmann; Wan and van der Merwe's
 weights with α = 1, β = 2, κ = 0, so λ = 0 and no weight is negative):
 
@@ -19,8 +19,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from estimator.filters.error_ekf import ErrorEKF, Measurement, forward_step, measurement_rows, process_noise
-from estimator.filters.manifold import corrected, linearize
+from estimator.online.filters.error_ekf import ErrorEKF, Measurement, forward_step, measurement_rows, process_noise
+from estimator.online.filters.manifold import corrected, linearize
 
 BETA = 2.0  # the covariance weight's prior-knowledge term (Gaussian)
 

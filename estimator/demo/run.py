@@ -6,7 +6,7 @@
 2. Warm-up: a throwaway estimator takes the first WARM_UP_S of readings, so that compiling (first
    run) or loading (later runs) the numeric kernels does not count in the node's latency.
 3. The node (estimator.node.runtime) binds free loopback ports and runs in this process's main
-   thread, alone, as in production; a second process (replay.demo_peer) publishes the readings at
+   thread, alone, as in production; a second process (estimator.demo.peer) publishes the readings at
    real time to its input, collects what it publishes and asks for ``shutdown`` once the node has
    taken in every reading. With ``curve`` the node and the peer use CURVE (a key pair each, made
    for the run in a temporary directory and removed after it). A watchdog thread stops the node if
@@ -42,7 +42,7 @@ from estimator.node.access import CurveParams, make_key_pair
 from estimator.node.config import NodeConfig, load_node_config
 from estimator.node.intake import EstimatorFactory, intake_for, online_estimator
 from estimator.node.runtime import Node
-from replay.demo_peer import Peer
+from estimator.demo.peer import Peer
 from sensors.virtual import Truth, simulate_readings
 
 DATA_FILES = {"mechanism": "fourbar_crank.yaml", "sensors": "fourbar_sensors.yaml",

@@ -71,7 +71,7 @@ from estimator.factors.observation_stack import Observation, observation_rows, p
 from estimator.forces import force_jacobians, generalized_forces
 from estimator.kinematics import constraint_rank, solve_velocity_problem, suggested_independent
 from estimator.model import Mechanism
-from estimator.online_config import EstimatorConfig
+from estimator.online.config import EstimatorConfig
 from sensors.config import SensorSet
 
 WINDOW_STEPS = 50  # grid steps in the window

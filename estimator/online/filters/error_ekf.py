@@ -2,7 +2,7 @@
 Cuadrado et al., the errorEKF of the multibody-observer literature).
 
 The mean is (q, q̇) on the constraint manifold; the filter's state is the error x = [δz; δż] (2 dof) in
-independent coordinates z = q[I] chosen at q (estimator.filters.manifold), with covariance P.
+independent coordinates z = q[I] chosen at q (estimator.online.filters.manifold), with covariance P.
 
 Prediction over h: the mean by one step of the model's forward dynamics (the R-matrix method,
 estimator.dynamics.rmatrix, Runge-Kutta 4 on [z, ż], exact on the manifold), the covariance by the
@@ -30,7 +30,7 @@ import numpy as np
 
 from estimator.dynamics import rmatrix
 from estimator.dynamics.integrators import TABLEAUS
-from estimator.filters.manifold import Linearization, change_of_coordinates, corrected, linearize
+from estimator.online.filters.manifold import Linearization, change_of_coordinates, corrected, linearize
 from estimator.kinematics import RANK_TOLERANCE
 from estimator.model import Mechanism
 from sensors.base import SensorModel

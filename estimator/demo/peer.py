@@ -3,7 +3,7 @@ estimates, apart from the node so that the node's loop has its process (and its 
 in production.
 
 The node's side starts it with :class:`Peer` (a context manager that always reaps the process);
-the process runs ``python -m replay.demo_peer DIR SUB PUB CONTROL [CLIENT.key_secret NODE.key]``
+the process runs ``python -m estimator.demo.peer DIR SUB PUB CONTROL [CLIENT.key_secret NODE.key]``
 (:func:`main`): DIR/readings.msgpack holds the sensor messages (a msgpack list of maps in stamp order),
 SUB / PUB / CONTROL are the node's bound endpoints, the two key files the peer's CURVE keys for a
 node with ``node.curve`` (estimator.node.client). The peer, in one thread (light: it shares the two
@@ -133,7 +133,7 @@ def _watch_parent(parent: int, stop: threading.Event, orphaned: threading.Event)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m replay.demo_peer DIR SUB PUB CONTROL [CLIENT.key_secret NODE.key]`` (see the module
+    """``python -m estimator.demo.peer DIR SUB PUB CONTROL [CLIENT.key_secret NODE.key]`` (see the module
     docstring)."""
     directory, sub, pub, control, *key_files = argv if argv is not None else sys.argv[1:]
     stop, orphaned = threading.Event(), threading.Event()
@@ -164,7 +164,7 @@ class Peer:
         path = Path(self._directory.name)
         (path / READINGS).write_bytes(msgpack.packb(readings, use_bin_type=True))
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "replay.demo_peer", str(path), endpoints["sub"], endpoints["pub"],
+            [sys.executable, "-m", "estimator.demo.peer", str(path), endpoints["sub"], endpoints["pub"],
              endpoints["control"], *key_files], cwd=PACKAGE_ROOT, stdin=subprocess.DEVNULL)
 
     def __enter__(self) -> Peer:

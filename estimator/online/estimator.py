@@ -11,7 +11,7 @@ Graph per step (estimator.factors.estimation_state): one stacked state x_k = [q;
 variables, x_k without λ and λ, estimator.factors.state_split)
 with one factor holding the model rows (constraints and dynamics) AND the step's readings
 (estimator.factors.observation_stack), one native linear factor with the integrator and the random
-walks of F and b, and at step 0 a native prior from the start-up solution (estimator.online_startup).
+walks of F and b, and at step 0 a native prior from the start-up solution (estimator.online.startup).
 The step's factor is linearized at the step's prediction; without relinearization (the default,
 ``relinearize_threshold`` null) it is added as that native linear factor, else as a Python factor
 that GTSAM can evaluate at a new linearization point. Measured on the benchmark below: the native
@@ -28,7 +28,7 @@ in GTSAM, for ones linearized at the window's estimate and the update is repeate
 (start-up, a jump), two evaluations per update once it tracks.
 
 Process noise. The integrator rows carry the white acceleration the model does not explain
-(``acceleration_noise`` A: σ A√h on q̇, A h^1.5/√12 on q, estimator.online_config), so the readings
+(``acceleration_noise`` A: σ A√h on q̇, A h^1.5/√12 on q, estimator.online.config), so the readings
 can pull the trajectory off the discrete model's; a start the position sensors do not fix gets the
 wide ``guess_sigma`` prior on q (online_startup.determines_position).
 
@@ -60,7 +60,7 @@ of sensor time has passed since the first) and ``startup_span`` of sensor time h
 the middle of the span, and the initial state and the forces' prior are solved from the buffer
 (online_startup: the encoders fitted over the span). Readings stamped before t0 − h/2 served only
 the start-up; the later ones attach to the steps from t0 on.
-The sensors' observability is checked there (estimator.observability): directions they cannot see
+The sensors' observability is checked there (estimator.online.observability): directions they cannot see
 are logged once as a warning and flag every estimate ``unobservable``. A start-up that fails (a
 non-finite state, a singular fit, a mechanism that does not assemble) drops its buffer (counted in
 ``dropped`` and ``startup_failures``) and starts again from the readings that follow.
@@ -129,9 +129,9 @@ from estimator.factors.observation_stack import (LinearizedStep, Observation, Se
 from estimator.forces import generalized_forces
 from estimator.kinematics import AssemblyError
 from estimator.model import Mechanism
-from estimator.observability import ObservabilityReport, observability
-from estimator.online_config import EstimatorConfig
-from estimator.online_startup import determines_position, initial_state, position_motions, start_anchor
+from estimator.online.observability import ObservabilityReport, observability
+from estimator.online.config import EstimatorConfig
+from estimator.online.startup import determines_position, initial_state, position_motions, start_anchor
 from estimator.smoother import FixedLagSmoother, SmootherOptions, SolverFailure
 from sensors.config import SensorSet
 from sensors.messages import Reading
@@ -292,7 +292,7 @@ class OnlineEstimator:
         self._states: dict[int, np.ndarray] = {}
         self._prior = None
         self._window: dict[int, tuple[LinearizedStep, int]] = {}  # native step factors: rows and GTSAM slot
-        self.observability: ObservabilityReport | None = None  # set at start-up (estimator.observability)
+        self.observability: ObservabilityReport | None = None  # set at start-up (estimator.online.observability)
         self._smoother = FixedLagSmoother(SmootherOptions(
             lag=self.config.lag, factorization=self.config.factorization,
             relinearize_threshold=self.config.relinearize_threshold))

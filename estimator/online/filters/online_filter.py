@@ -1,10 +1,10 @@
-"""A filter behind the online estimator's interface (estimator.online_estimator.OnlineEstimator: ``add``,
+"""A filter behind the online estimator's interface (estimator.online.estimator.OnlineEstimator: ``add``,
 ``advance`` with ``final``, ``reset``, ``counters``, ``started``, ``observability``), so that the node,
 replay and the lab run it on the same readings (``estimator.kind`` in the configuration).
 
 Time grid, start-up and readings as for the smoother: steps t_k = t0 + k h; readings are buffered until
 every usable sensor has reported (or ``startup_timeout``) and ``startup_span`` has passed, t0 is then the
-middle of the span and the start state is solved from the buffer by estimator.online_startup (the same
+middle of the span and the start state is solved from the buffer by estimator.online.startup (the same
 code as the smoother's), with the prior σ ``position_sigma`` and ``velocity_sigma`` on z and ż. A reading
 attaches to its nearest step and is used when that step is processed (t_k + delay_steps·h reached);
 the filter corrects step k with the readings of step k only, evaluated at t_k (the stamp's offset from
@@ -30,13 +30,13 @@ from estimator.errors import MbstateError
 from estimator.factors.estimation_state import EstimationLayout
 from estimator.factors.keys import TimeGrid, drop_oldest
 from estimator.factors.observation_stack import SensorTerm, sensor_term
-from estimator.filters.error_ekf import ErrorEKF, Measurement
-from estimator.filters.ukf import UnscentedKF
+from estimator.online.filters.error_ekf import ErrorEKF, Measurement
+from estimator.online.filters.ukf import UnscentedKF
 from estimator.kinematics import AssemblyError
 from estimator.model import Mechanism
-from estimator.online_config import EstimatorConfig
-from estimator.online_estimator import COUNTERS, StepEstimate
-from estimator.online_startup import initial_state, start_anchor
+from estimator.online.config import EstimatorConfig
+from estimator.online.estimator import COUNTERS, StepEstimate
+from estimator.online.startup import initial_state, start_anchor
 from sensors.config import SensorSet
 from sensors.messages import Reading
 

@@ -1,0 +1,1 @@
+"""``mbstate demo``: a live node on loopback fed by a simulated sensor process."""

@@ -1,0 +1,1 @@
+"""Dynamics solved as factor graphs (Xie and Dellaert): forward, inverse and hybrid."""
