@@ -1,10 +1,10 @@
 """Python's garbage collector kept out of the estimator's steps.
 
 CPython's cyclic collector runs when allocations cross a threshold, i.e. at an arbitrary point, often
-inside a smoother update. Measured on the four-bar benchmark (estimator.benchmarks.node, 5000
-steps, this 2-core machine): the three generation-1 collections of the run took 1.1–1.7 ms each and
-were the only steps over the 1 ms budget; the ~150 000 objects alive after start-up (numpy, numba,
-GTSAM, the model) would make a full collection ~30 ms. Hence, while a run is in ``steady_collection``:
+inside a smoother update. A collection scans every tracked object of its generations, and the
+objects alive after start-up (numpy, numba, GTSAM, the model) are many: a generation-1 collection
+can take longer than a step's latency budget, a full one far longer (README, Implementation notes).
+Hence, while a run is in ``steady_collection``:
 
 - the objects alive at its start are frozen (``gc.freeze``): no collection scans them again;
 - automatic collection is off, and ``collect_if_due`` — called by the estimator between steps (at

@@ -8,11 +8,10 @@ Derivatives: a local least-squares polynomial (Savitzky-Golay) of degree 5 over 
 samples, centred on each sample and shifted one-sided (same size) near the ends; position,
 velocity and acceleration are the fitted polynomial and its first two derivatives at the sample
 time. An interpolating spline is not used: it passes through every rounded sample, so the
-rounding noise ε of the data reaches the second derivative amplified by ~1/h². On the four-bar
-crank file (θ = 1.2 (1 − cos 2t), 8 significant digits every 5 ms) the RMS error of θ̈ is 5.0e-3
-rad/s² for a not-a-knot cubic spline, 4.0e-3 for a quintic spline and 4.2e-5 for this fit
-(max 1.9e-4; windows 9/15/21/31 give RMS 3.7e-4/1.0e-4/4.2e-5/1.6e-5). A window of 21 keeps the
-fit's bias small for trajectories with features down to ~0.1 s at that sampling.
+rounding noise ε of the data reaches the second derivative amplified by ~1/h². The fit averages
+that noise over its window (the wider, the less noise and the more bias); a window of 21 keeps the
+fit's bias small for trajectories with features down to about its span (0.1 s at 5 ms sampling).
+README, Implementation notes, compares the fit with splines on the four-bar's crank file.
 
 Resampling (``hermite_resample``): between two samples, the quintic that matches position, velocity
 and acceleration at both ends, so the resampled motion is consistent to the second derivative.

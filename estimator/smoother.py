@@ -5,7 +5,7 @@ Time stamps are step indices: with a lag of N_w the states of steps k − N_w �
 once step k is added (N_w + 1 states); older ones are marginalized. Factors of step k may still
 involve step k − N_w − 1: GTSAM marginalizes after adding the new factors.
 
-Measured on the four-bar (stacked states, one variable per step): a window this short is always
+With stacked states (one variable per step) a window this short is always
 "mostly affected" by an update, so iSAM2 takes its batch path and re-linearizes every factor in the
 window at each step (see estimator.factors.memo). Driving ``gtsam.ISAM2`` directly with our own
 ``marginalizeLeaves`` was tried and dropped: GTSAM 4.3 raised "Asking to remove variables from the
@@ -17,9 +17,9 @@ raises, or returns non-finite values for the new variables, a fresh smoother is 
 last good estimate of every variable still in the window (a prior of standard deviation
 ``recovery_sigma`` on each) plus the new factors, and the failure is counted in ``recoveries``. A
 second failure in a row raises ``SolverFailure`` (the online estimator then re-initializes). The restarted smoother factorizes by QR, whatever the options:
-measured on the four-bar after a forced failure, Cholesky on the normal equations of the tight
-priors (1e-9) next to the step factors (1e-10) reported an "Indeterminate linear system" at every
-following step, QR at none.
+Cholesky works on the normal equations, which square the spread of weights between the tight
+priors (1e-9) and the step factors (1e-10); after a forced failure on the four-bar it reported an
+"Indeterminate linear system" at the following steps, QR did not.
 """
 
 from __future__ import annotations
@@ -101,9 +101,9 @@ class FixedLagSmoother:
     """Owns a GTSAM fixed-lag smoother; ``update`` adds one step's factors and returns the estimate.
 
     ``update_for`` is the lean form of the online estimator: GTSAM computes the estimates of the
-    requested variables only (measured on the four-bar, lag 10: 5 µs against 34 µs for the whole
-    window), and the window's estimate, which a recovery restarts from, is computed by
-    ``keep_window`` — called between steps, else by the next update before it changes anything."""
+    requested variables only, a fraction of the cost of the whole window's, and the window's
+    estimate, which a recovery restarts from, is computed by ``keep_window`` — called between
+    steps, else by the next update before it changes anything."""
 
     def __init__(self, options: SmootherOptions = SmootherOptions()) -> None:
         self.options = options

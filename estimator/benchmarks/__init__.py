@@ -58,8 +58,7 @@ class Stalls:
 
 def machine_stalls(seconds: float = 5.0) -> Stalls:
     """Spin for ``seconds`` reading ``time.perf_counter``; count gaps between two reads over 0.5 and
-    1 ms (a read takes ~0.1 µs). Seen on this 2-core virtual machine: from none to ~1 gap over 1 ms
-    per second, in bursts."""
+    1 ms (a read itself takes orders of magnitude less: such a gap is the machine's, not the loop's)."""
     gaps = []
     start = last = time.perf_counter()
     while last - start < seconds:

@@ -10,13 +10,13 @@ stamp order through ``add`` then ``advance(stamp)``, as the node and replay do.
 
 Reported: latency per step (p50, p99, max) with the wall clock and the 1 ms budget, overruns
 (``--repeat``: several runs of the default case), the machine's own stalls before and after the runs
-(estimator.benchmarks.machine_stalls: a step hit by a stall over ~0.75 ms overruns whatever it
-does), the largest input rate sustained (readings per second of wall time when fed as fast as
-possible), RMSE of the crank angle and of the motor torque against the truth (after the first 0.2 s
-of start-up transient) for the dynamics estimator and the kinematics-only one, and the cost of
-``publish_sigmas``. The RMSE comes from a replay of the same readings with a FixedClock, i.e. with
-no step degraded: a coalesced step is solved with the readings of the later steps of its update, so
-a timed run's accuracy moves with the machine's stalls (kinematics-only torque 0.18–0.31 N·m).
+(estimator.benchmarks.machine_stalls: a step hit by a stall longer than the budget less the step's
+own cost overruns whatever it does), the largest input rate sustained (readings per second of wall
+time when fed as fast as possible), RMSE of the crank angle and of the motor torque against the
+truth (after the first 0.2 s of start-up transient) for the dynamics estimator and the
+kinematics-only one, and the cost of ``publish_sigmas``. The RMSE comes from a replay of the same
+readings with a FixedClock, i.e. with no step degraded: a coalesced step is solved with the readings
+of the later steps of its update, so a timed run's accuracy moves with the machine's stalls.
 ``--realtime`` adds runs of the default case with each reading fed at its stamp, the load of a live
 node: the machine idles between steps, so a step starts with colder caches, and a machine stall
 falls inside a step less often.

@@ -6,8 +6,8 @@ The node's side starts it with :class:`Peer` (a context manager that always reap
 the process runs ``python -m estimator.demo.peer DIR SUB PUB CONTROL [CLIENT.key_secret NODE.key]``
 (:func:`main`): DIR/readings.msgpack holds the sensor messages (a msgpack list of maps in stamp order),
 SUB / PUB / CONTROL are the node's bound endpoints, the two key files the peer's CURVE keys for a
-node with ``node.curve`` (estimator.node.client). The peer, in one thread (light: it shares the two
-cores with the node):
+node with ``node.curve`` (estimator.node.client). The peer, in one thread (light: it shares the
+machine's cores with the node):
 
 1. subscribes to PUB and waits for the connection's handshake (a subscription made later would miss
    the first estimates); the ZeroMQ I/O thread queues what arrives, unbounded, until step 4;

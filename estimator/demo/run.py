@@ -1,8 +1,8 @@
 """``mbstate demo``: virtual four-bar sensors in one process, the node in this one, and a summary.
 
 1. Ground truth: the four-bar with a driven crank (fourbar_crank.yaml) following
-   θ(t) = 1.2 (1 − cos 2t) rad, by classical inverse dynamics at 1 ms, so the motor torque varies
-   (66 N·m at t = 0); the sensors of the packaged sensor file sample it (sensors.virtual, seeded).
+   θ(t) = 1.2 (1 − cos 2t) rad, by classical inverse dynamics at 1 ms, so the motor torque varies;
+   the sensors of the packaged sensor file sample it (sensors.virtual, seeded).
 2. Warm-up: a throwaway estimator takes the first WARM_UP_S of readings, so that compiling (first
    run) or loading (later runs) the numeric kernels does not count in the node's latency.
 3. The node (estimator.node.runtime) binds free loopback ports and runs in this process's main

@@ -27,7 +27,7 @@ def independent_constraint_rows(mech: Mechanism, q: np.ndarray) -> np.ndarray:
 
 
 def weighted_hessian(weights: np.ndarray, phi_qq: np.ndarray) -> np.ndarray:
-    """Σ_r w_r Φqq_r (n x n), as one matrix product (np.tensordot costs 8 µs of Python here)."""
+    """Σ_r w_r Φqq_r (n x n), as one matrix product (np.tensordot costs more in Python overhead here)."""
     n = phi_qq.shape[1]
     return (weights @ phi_qq.reshape(phi_qq.shape[0], n * n)).reshape(n, n)
 

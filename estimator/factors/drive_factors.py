@@ -13,8 +13,8 @@
       ∂/∂q̇ = [0;  Φq_S;  −∂Q/∂q̇;  2 Φqq_S·q̇],   ∂/∂q̈ = [0; 0; M; Φq_S],
       ∂/∂λ = [0; 0; Φq_Sᵀ; 0],   ∂/∂F = [0; 0; −E; 0].
 
-  One compiled call computes error and Jacobians (the numpy bundle costs 36 µs per call on the
-  four-bar, this one 4 µs), which keeps the GTSAM callback near its fixed overhead.
+  One compiled call computes error and Jacobians (a numpy bundle of the same sums costs several
+  times more, mostly Python overhead), which keeps the GTSAM callback near its fixed overhead.
 
 - drive prior: the prescribed value of the driven coordinates of q, q̇ or q̈ as a native
   ``gtsam.PriorFactorVector`` whose noise model has zero precision on the free coordinates (their

@@ -3,7 +3,7 @@
 iSAM2 re-eliminates from scratch (its "batch" path, which re-linearizes every factor) whenever an
 update touches most of its variables, which is every update of a short fixed-lag window. Most
 factors are then linearized again at unchanged values; answering those from memory saves the
-error function's cost (~50 µs for a step bundle), not GTSAM's callback overhead.
+error function's cost, not GTSAM's callback overhead.
 """
 
 from __future__ import annotations

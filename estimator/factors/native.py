@@ -8,9 +8,8 @@ x = 0, so GTSAM linearizes it at any x in C++: A Δx − (b − Σ A_i x_i).
 ``linearized_factor`` is the same for a nonlinear error function linearized once (the online
 estimator's step factors when it never relinearizes).
 
-Built once per step by the online estimator: measured on the four-bar (two 23-vectors) 15 µs through
-a GaussianConditional, 8 µs with GTSAM's JacobianFactor constructors of one to three keys, which
-``factor`` therefore uses when it can.
+Built once per step by the online estimator: GTSAM's JacobianFactor constructors of one to three
+keys build it faster than a GaussianConditional does, so ``factor`` uses them when it can.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Factors on one stacked state variable per step, x_k = [q; q̇; q̈; extra] (extra: λ, or nothing).
 
-One variable per step instead of four cuts GTSAM's per-variable bookkeeping (measured on the
-four-bar: iSAM2 fixed-lag update 0.20 -> 0.07 ms per step at N_w = 2, 0.51 -> 0.08 ms at N_w = 10).
+One variable per step instead of four cuts GTSAM's per-variable bookkeeping, which dominates the
+iSAM2 fixed-lag update of small states and grows with the window (README, Implementation notes).
 Error functions written for separate variables (estimator.factors.step_bundle, .multistep) are
 lifted to stacked states here: the error is unchanged, the Jacobian wrt x is [∂e/∂q, ∂e/∂q̇, ∂e/∂q̈, ∂e/∂extra].
 """

@@ -1,6 +1,6 @@
 """Several error functions over overlapping variables stacked into one error function.
 
-One factor per time step instead of several saves GTSAM's per-callback overhead (tens of µs). The
+One factor per time step instead of several saves GTSAM's per-callback overhead. The
 stacked error is [e_1; e_2; …]; the Jacobian of variable i is the vertical stack of each part's
 Jacobian, zero blocks where a part does not use variable i.
 """

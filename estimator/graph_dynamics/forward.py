@@ -11,7 +11,7 @@ One variable per step, the stacked state x_k = [q; q̇; q̈; λ] (dependent coor
 
 Step 0 adds a prior on (q0, q̇0). The initial guess of x_k extrapolates q̈ and λ quadratically and
 integrates q̇, q with the same Adams-Moulton weights; it is close enough (error O(h³)) that iSAM2
-never needs to relinearize (a relinearized, iterated solution changed the four-bar's RMSE by < 1e-9 mm).
+never needs to relinearize (a relinearized, iterated solution differs far below the integrator's error).
 
 Independent coordinates: z = q[I] is not a separate variable; the integrator rows pick it from q.
 I is chosen (QR with column pivoting, kinematics.independent_coordinates) at the start and again
@@ -22,18 +22,16 @@ With the integrator rows of z, the ic step has as many equations as unknowns (3n
 
 Weights (``GraphSigmas``). In dc a step has 3n + |S| unknowns and 3n + 3|S| rows: the position and
 velocity constraints and the 2n integrator rows overlap by 2|S| and disagree by the truncation
-error. Measured on the four-bar (AM3, dt = 1 ms, 5 s, N_w = 2), sigma of the integrators against
-1e-10 for the constraints: 1e-12 → max|Φ| 4.4e-7 m (the constraints give way: drift); 1e-10 →
-2.9e-9 m; 1e-8 → 7.8e-14 m; 1e-6 → 5.3e-15 m; the RMSE of q stays 0.0048 mm throughout (and iSAM2
-needed no relinearization in any case). So the constraints are weighted 100× the integrators: the
-least-squares step is then the integrator's step projected on the constraint manifold. The dynamics
-rows and the acceleration constraints determine (q̈, λ) exactly; their sigma (1e-6 … 1e-12 N) changed
-nothing. Standard deviations in SI units of each row (m, m/s, m/s², N or N·m).
+error. Integrators weighted tighter than the constraints make the constraints give way (Φ drifts);
+weighted looser, they leave Φ at round-off, and the accuracy of q, set by the integrator, is the
+same either way. So the constraints are weighted 100× the integrators: the least-squares step is
+then the integrator's step projected on the constraint manifold. The dynamics rows and the
+acceleration constraints determine (q̈, λ) exactly, so their sigma does not matter. Standard
+deviations in SI units of each row (m, m/s, m/s², N or N·m).
 
-Accuracy is set by the integrator order (four-bar, 5 s, dt = 1 ms, against RK4 at 0.1 ms): RMSE of q
-0.028 mm (order 2, trapezoidal), 0.0048 mm (3), 6e-6 mm (4) in dc; ic 0.011 mm (3), 1.2e-4 mm (4).
-Defaults: order 3 for dc (meets 0.01 mm at the lower cost: the order-4 factor spans four states and
-costs ~0.13 ms more per step), order 4 for ic.
+Accuracy is set by the integrator order (estimator.benchmarks.fg_forward measures it against RK4
+at a tenth of the step; README, Implementation notes). Defaults: order 3 for dc (order 4 is more
+accurate, but its factor spans four states and costs more per step), order 4 for ic.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ coordinates only). Factors:
 - native priors on the driven coordinates of q_k, q̇_k, q̈_k (the prescribed motion);
 - native trapezoidal integrators q–q̇ and q̇–q̈ between consecutive steps: they carry the free
   coordinates forward in time (second-order accurate); their σ (HYBRID_OPTIONS: 1e-6) is
-  looser than the constraints' and the drive priors' (1e-8), so that those hold (to ~1e-9) where the
+  looser than the constraints' and the drive priors' (1e-8), so that those hold where the
   integrators' O(Δt³) truncation disagrees with them;
 - the initial state: native priors on the whole q_0 and q̇_0 (assembled and consistent).
 
@@ -45,8 +45,8 @@ from estimator.timeseries import Trajectory
 
 STEP_KEYS = (keys.Q, keys.V, keys.A, keys.L, keys.F)
 # Integrators 100 times looser than the constraints and drive priors (σ 1e-8): with equal weights
-# the prescribed coordinate drifts 1e-6 rad from its samples. QR: that spread of weights, squared,
-# makes Cholesky's normal equations indeterminate (both measured on the double pendulum at 5 ms).
+# the integrators' truncation pulls the prescribed coordinate off its samples. QR: that spread of
+# weights, squared, makes Cholesky's normal equations indeterminate (both seen on the double pendulum).
 HYBRID_OPTIONS = FGOptions(factorization="QR", sigma_integrator=1e-6)
 
 

@@ -61,8 +61,9 @@ class EstimatorConfig:
       ``constraint_sigma`` [m], ``velocity_constraint_sigma`` [m/s], ``acceleration_constraint_sigma``
       [m/s²]: σ of the rows Φ, Φq q̇ and Φq q̈ − γ. The linearization error of the velocity rows grows
       with δq δq̇ and that of the acceleration rows with δq̇², δq̇ the correction a step's readings make
-      to its predicted velocity: at σ 1e-5 m/s² the acceleration rows were off by more than their σ at
-      nearly every step (the five-bar with encoders) and, linearized once, drove the window unstable.
+      to its predicted velocity: with too tight a σ the acceleration rows are off by more than their
+      σ at nearly every step and, linearized once, drive the window unstable (the figures:
+      configs/estimator/README.md).
       The defaults keep that error within the rows' σ at the encoder and IMU rates of the examples.
       ``integrator_sigma`` [m, m/s]: σ of the integrator rows (q/q̇ and q̇/q̈), at least their
       truncation error.
@@ -97,7 +98,7 @@ class EstimatorConfig:
       the estimate then converges like Gauss-Newton; once it tracks, the check is all it costs.
     Output
       ``publish_sigmas``: marginal standard deviations of q, q̇ and F in every estimate (one iSAM2
-      marginal covariance per step: measured ~0.1 ms on the four-bar, see estimator.benchmarks.node).
+      marginal covariance per step; estimator.benchmarks.node reports its cost).
     Load (estimator.online.estimator module docstring)
       ``latency_budget_ms`` [ms] per step; ``max_coalesce`` [steps] most grid steps per smoother update
       at the deepest degradation level; after ``recover_steps`` steps without an overrun the level steps
