@@ -55,3 +55,9 @@ def nesting_depth(value: Any, limit: int) -> int:
             level.extend((*item.keys(), *item.values()) if isinstance(item, dict) else item)
         depth += 1
     return depth
+
+
+def one_line(exc: Exception, limit: int = 200) -> str:
+    """An exception's text on one line, shortened (GTSAM's run over a dozen lines)."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"

@@ -109,12 +109,13 @@ def part_path(path: Path, part: int) -> Path:
 
 class LogWriter:
     """Appends records to a new log (rotated when ``rotate_bytes`` / ``rotate_seconds`` are given);
-    use as a context manager (flushes, writes the end record and closes)."""
+    use as a context manager (flushes, writes the end record and closes). ``clock`` [s]: the wall
+    time of the flush and rotation intervals."""
 
     def __init__(self, path: str | Path, header: dict[str, Any], flush_records: int = 100,
                  flush_seconds: float = 0.1, rotate_bytes: int | None = None,
-                 rotate_seconds: float | None = None) -> None:
-        self.configured = Path(path)
+                 rotate_seconds: float | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.configured, self.clock = Path(path), clock
         self.flush_records, self.flush_seconds = flush_records, flush_seconds
         self.rotate_bytes, self.rotate_seconds = rotate_bytes, rotate_seconds
         self.rotating = rotate_bytes is not None or rotate_seconds is not None
@@ -122,7 +123,7 @@ class LogWriter:
         self._header = {"format": FORMAT, "version": VERSION, "created": created, **header}
         if self.rotating:
             self._header["session"] = created
-        self.part, self._pending, self._flushed_at = 0, 0, time.monotonic()
+        self.part, self._pending, self._flushed_at = 0, 0, self.clock()
         self.paths: list[Path] = []
         self._open_next()
 
@@ -136,7 +137,7 @@ class LogWriter:
             raise MbstateError(f"{self.path}: cannot write ({exc.strerror})") from None
         self.paths.append(self.path)
         self._stream.write(MAGIC)
-        self._index, self._bytes, self._opened = 0, len(MAGIC), time.monotonic()
+        self._index, self._bytes, self._opened = 0, len(MAGIC), self.clock()
         header = self._header if self.part == 1 else {**self._header, "created": _now()}
         self._append("header", {**header, "part": self.part} if self.rotating else header)
         self.flush()
@@ -153,11 +154,11 @@ class LogWriter:
             raise ValueError(f"unknown record kind {kind!r}")
         if self.rotating and self._index > 1 and (
                 (self.rotate_bytes is not None and self._bytes >= self.rotate_bytes)
-                or (self.rotate_seconds is not None and time.monotonic() - self._opened >= self.rotate_seconds)):
+                or (self.rotate_seconds is not None and self.clock() - self._opened >= self.rotate_seconds)):
             self._close_file()
             self._open_next()
         self._append(kind, body)
-        if self._pending >= self.flush_records or time.monotonic() - self._flushed_at >= self.flush_seconds:
+        if self._pending >= self.flush_records or self.clock() - self._flushed_at >= self.flush_seconds:
             self.flush()
 
     def reading(self, message: dict[str, Any]) -> None:
@@ -174,12 +175,12 @@ class LogWriter:
 
     def flush(self) -> None:
         self._stream.flush()
-        self._pending, self._flushed_at = 0, time.monotonic()
+        self._pending, self._flushed_at = 0, self.clock()
 
     def flush_if_due(self) -> None:
         """Flush when records are pending and ``flush_seconds`` have passed since the last flush (the
         timer of an idle stream)."""
-        if self._pending and time.monotonic() - self._flushed_at >= self.flush_seconds:
+        if self._pending and self.clock() - self._flushed_at >= self.flush_seconds:
             self.flush()
 
     def _close_file(self) -> None:

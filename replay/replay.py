@@ -39,9 +39,9 @@ from estimator.model import Mechanism
 from estimator.node.config import NodeConfig
 from estimator.node.intake import EstimatorFactory, Intake, intake_for, online_estimator
 from estimator.node.recorded_for import check_recorded_for, shortened
-from estimator.node.stats import LatencyWindow
 from estimator.timeseries import Trajectory
 from estimator.logfile import LogStream, Record
+from replay.clocks import MeasuredFixedClock, RecordedClock
 from replay.pacing import paced, stamp
 
 Progress = Callable[[int, int], None]
@@ -123,21 +123,6 @@ class ReadingSensors:
                                f"{shortened(list(configured))})")
 
 
-class MeasuredFixedClock:
-    """The estimator's clock of a deterministic replay: every read returns 0, as a ``FixedClock()``
-    does (latency 0: the estimator never degrades), while the wall time between the two reads of
-    each smoother update (start, end) goes to ``latency``, for the status only."""
-
-    def __init__(self) -> None:
-        self.latency, self.reads, self.started = LatencyWindow(), 0, 0.0
-
-    def __call__(self) -> float:
-        now = time.perf_counter()
-        if self.reads % 2:
-            self.latency.add(now - self.started)
-        self.started, self.reads = now, self.reads + 1
-        return 0.0
-
 
 def feed(name: str | Path, intake: Intake, inputs: Iterable[Record], realtime: bool = False) -> Iterator[Any]:
     """Input records ``(kind, body)`` of the log ``name`` (named in errors) through ``intake`` in order
@@ -146,21 +131,6 @@ def feed(name: str | Path, intake: Intake, inputs: Iterable[Record], realtime: b
     for kind, body in paced(inputs, stamp_of=lambda record: stamp(record[1])) if realtime else inputs:
         yield from take_input(name, intake, kind, body)
 
-
-class RecordedClock:
-    """The live run's timing, replayed: each smoother update (two clock reads, start and end) lasts
-    what the same update lasted on the node, by the log's estimate records. The estimator then
-    degrades, coalesces and recovers as it did live, so replay gives the live estimates even when the
-    node ran over its budget (a recorded share equal to the budget to the last bit aside: the record
-    keeps it in ms). Updates beyond the recorded ones last 0 s."""
-
-    def __init__(self, durations: Sequence[float]) -> None:
-        self.durations, self.reads = list(durations), 0
-
-    def __call__(self) -> float:
-        update, end = divmod(self.reads, 2)
-        self.reads += 1
-        return self.durations[update] if end and update < len(self.durations) else 0.0
 
 
 def update_durations(name: str | Path, records: Iterable[Record]) -> list[float]:

@@ -283,7 +283,7 @@ def truth_chunks(log: Path, coordinate: int, actuator: int) -> Iterator[np.ndarr
     """Rows (t, crank angle, torque) of the log's truth records, CHUNK at a time."""
     rows = ([body["t"], body["q"][coordinate], body["f"][actuator]] for kind, body in LogStream(log)
             if kind == "truth")
-    yield from _chunked(rows)
+    yield from chunked(rows)
 
 
 def csv_chunks(path: Path, coordinate: str, force: str) -> Iterator[np.ndarray]:
@@ -303,10 +303,10 @@ def estimate_records(log: Path, coordinate: int, force: str, series: Series) -> 
             if kind == "estimate":
                 series.add_latency(body["t"], 1e-3 * body["latency_ms"])
                 yield [body["t"], body["q"][coordinate], body["forces"].get(force, math.nan)]
-    yield from _chunked(rows())
+    yield from chunked(rows())
 
 
-def _chunked(rows: Iterable[list[float]]) -> Iterator[np.ndarray]:
+def chunked(rows: Iterable[list[float]]) -> Iterator[np.ndarray]:
     iterator = iter(rows)
     while block := list(islice(iterator, CHUNK)):
         yield np.array(block, float)

@@ -51,6 +51,7 @@ class FakeStep:
 class FakeEstimator:
     def __init__(self, mech, sensors, config: FakeConfig, clock) -> None:
         self.mech, self.config, self.clock = mech, config, clock
+        self.observability = None  # no start-up check (estimator.online.interface.Estimator)
         self.reset()
 
     def reset(self, reason: str | None = None) -> None:

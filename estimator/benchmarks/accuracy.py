@@ -53,7 +53,7 @@ from estimator.errors import MbstateError
 from estimator.mechanism_file import load_mechanism
 from estimator.model import Mechanism
 from estimator.node.config import NodeConfig, load_node_config
-from estimator.online.estimator import FixedClock
+from replay.clocks import FixedClock
 from estimator.yaml_file import read_yaml
 from replay.replay import replay_readings
 from replay.simulation import forward_truth, inverse_truth, sensor_step

@@ -1,10 +1,9 @@
 """The online estimator on the four-bar: step latency, sustained input rate and accuracy.
 
-Scenario (seeded): configs/mechanisms/fourbar_crank.yaml from rest at θ = 0 under the motor torque
-τ(t) = 20 + 10 sin(3t) N·m (held over each 1 ms simulation step; Lagrange + RK4 at 1 ms), which
-swings the crank over ±3 rad and over the top; sensors of configs/sensors/fourbar.yaml (coupler gyro
-1 kHz, crank encoder 4096 counts 1 kHz, coupler accelerometer 500 Hz, rocker load cell 100 Hz,
-with their configured noise, biases, quantization and time-stamp jitter). The estimator
+Scenario (replay.scenarios, seeded): the four-bar under a varying motor torque, sampled by the
+sensors of configs/sensors/fourbar.yaml (coupler gyro 1 kHz, crank encoder 4096 counts 1 kHz,
+coupler accelerometer 500 Hz, rocker load cell 100 Hz, with their configured noise, biases,
+quantization and time-stamp jitter). The estimator
 (EstimatorConfig defaults: 1 kHz, lag 10, trapezoidal, unknown_forces [motor]) is fed every reading in
 stamp order through ``add`` then ``advance(stamp)``, as the node and replay do.
 
@@ -28,76 +27,15 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import time
 from functools import cache
 
 import numpy as np
 
-from estimator.benchmarks import CONFIGS, Stalls, Timing, machine, machine_stalls
 from estimator.argument_types import positive_int
-from estimator.collector import steady_collection
-from estimator.dynamics.forward import ForwardOptions, consistent_initial_state, integrate, multipliers
-from estimator.mechanism_file import load_mechanism
+from estimator.benchmarks import Stalls, Timing, machine, machine_stalls
 from estimator.online.config import EstimatorConfig
-from estimator.online.estimator import FixedClock, OnlineEstimator, StepEstimate
-from replay.pacing import paced
-from replay.simulation import with_actuator_forces
-from sensors.base import wrap_angle
-from sensors.config import SensorSet, load_sensors
-from sensors.messages import Reading
-from sensors.virtual import Truth, simulate_readings
-
-SENSORS = CONFIGS.parent / "sensors" / "fourbar.yaml"
-DT = 1e-3
-TRANSIENT = 0.2  # [s] left out of the RMSE (start-up)
-
-
-def motor_torque(t: float) -> float:
-    """τ(t) [N·m] of the scenario."""
-    return 20.0 + 10.0 * np.sin(3.0 * t)
-
-
-@cache
-def scenario(t_end: float = 5.0, seed: int = 1) -> tuple:
-    """(mech, sensor set, truth, readings in stamp order)."""
-    mech = load_mechanism(CONFIGS / "fourbar_crank.yaml")
-    sensors = load_sensors(SENSORS, mech)
-    q, qd = consistent_initial_state(mech, mech.q0, np.zeros(mech.n))
-    steps = int(round(t_end / DT))
-    rows = {"q": [], "qd": [], "qdd": [], "lam": [], "f": []}
-    for k in range(steps + 1):
-        torque = motor_torque(k * DT)
-        driven = with_actuator_forces(mech, {"motor": torque})
-        qs, qds, qdds = integrate(driven, q, qd, DT, 1, ForwardOptions(method="lagrange"))
-        for key, value in zip(rows, (q, qd, qdds[0], multipliers(driven, q, qd, qdds[0]), [torque])):
-            rows[key].append(np.asarray(value, float))
-        q, qd = qs[1], qds[1]
-    truth = Truth(t=DT * np.arange(steps + 1), **{key: np.array(value) for key, value in rows.items()})
-    return mech, sensors, truth, simulate_readings(sensors.sensors, truth, seed)
-
-
-def feed(mech, sensors: SensorSet, config: EstimatorConfig, readings: list[Reading],
-         clock=time.perf_counter, realtime: bool = False) -> tuple[list[StepEstimate], dict, float]:
-    """Every reading through add/advance in order, as fast as possible or, ``realtime``, each at its
-    stamp (replay.pacing, as a live node gets them); (estimates, counters, wall seconds)."""
-    estimator = OnlineEstimator(mech, sensors, config, clock)
-    estimates: list[StepEstimate] = []
-    with steady_collection():
-        start = time.perf_counter()
-        for reading in paced(readings) if realtime else readings:
-            estimator.add(reading)
-            estimates += estimator.advance(reading.t)
-        wall = time.perf_counter() - start
-    return estimates, estimator.counters, wall
-
-
-def accuracy(truth: Truth, estimates: list[StepEstimate]) -> tuple[float, float]:
-    """RMSE of the crank angle [rad] and of the motor torque [N·m] after the transient."""
-    kept = [e for e in estimates if e.t >= TRANSIENT]
-    index = np.round(np.array([e.t for e in kept]) / DT).astype(int)
-    crank = wrap_angle(np.array([e.q[4] for e in kept]) - truth.q[index, 4])
-    torque = np.array([e.forces["motor"] for e in kept]) - truth.f[index, 0]
-    return float(np.sqrt(np.mean(crank**2))), float(np.sqrt(np.mean(torque**2)))
+from replay.clocks import FixedClock
+from replay.scenarios import TRANSIENT, accuracy, feed, scenario
 
 
 @dataclasses.dataclass(frozen=True)

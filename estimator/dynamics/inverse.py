@@ -64,6 +64,14 @@ def multipliers_and_drive_forces(jac: np.ndarray, rhs: np.ndarray,
     return solution[:m], solution[m:], int(rank)
 
 
+def drive_forces_at(mech: Mechanism, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+                    driven: Sequence[int]) -> tuple[np.ndarray, np.ndarray, int]:
+    """(λ, Q_d, rank) of the state (q, q̇, q̈): [Φqᵀ | −E_d] [λ; Q_d] = Q(q, q̇) − M q̈
+    (``multipliers_and_drive_forces``)."""
+    rhs = generalized_forces(mech, q, qd) - mech.arrays.mass @ qdd
+    return multipliers_and_drive_forces(constraint_jacobian(mech, q), rhs, driven)
+
+
 def check_drive_count(mech: Mechanism, q: np.ndarray, driven: Sequence[int]) -> None:
     """As many drives as degrees of freedom (n − rank Φq) at the assembled configuration q."""
     dof = mech.n - constraint_rank(mech, q)

@@ -55,6 +55,7 @@ from estimator.node.config import NodeConfig
 from estimator.node.publishing import UNPACK_ERRORS, estimate_message, unpack
 from estimator.node.recorded_for import setup_header
 from estimator.node.stats import LatencyWindow, NodeCounters, SensorTrack
+from estimator.online.interface import Estimator, StepEstimate
 from estimator.logfile import LogWriter
 from sensors.messages import MessageError, Reading, validate
 from sensors.plausibility import ReadingBounds, reading_bounds
@@ -86,8 +87,7 @@ class Throttle:
 class Intake:
     """Owns the estimator's input side and the statistics of one run (see the module docstring).
 
-    ``estimator`` follows estimator.online.estimator.OnlineEstimator (add, advance with ``final``,
-    reset with a reason, counters, started, and ``observability`` if it has one); ``budget_s``: step
+    ``estimator``: an estimator.online.interface.Estimator (the smoother or a filter); ``budget_s``: step
     latency budget [s]; ``log``: where messages and (``record_estimates``) estimates are recorded, or
     None; ``bounds``: sensor id → sensors.plausibility.ReadingBounds (none: no bounds); ``quiet_s``
     [s] and ``clock`` (wall time) only decide the status ``state``. An ``estimate`` record is the estimate
@@ -95,7 +95,7 @@ class Intake:
     so it has the keys of a ``truth`` record.
     """
 
-    def __init__(self, estimator: Any, dimensions: Mapping[str, int], max_future_s: float, budget_s: float,
+    def __init__(self, estimator: Estimator, dimensions: Mapping[str, int], max_future_s: float, budget_s: float,
                  log: LogWriter | None = None, record_estimates: bool = True, actuators: tuple[str, ...] = (),
                  throttle: Throttle | None = None, bounds: Mapping[str, ReadingBounds] | None = None,
                  quiet_s: float = 1.0, clock: Callable[[], float] = time.monotonic) -> None:
@@ -110,11 +110,11 @@ class Intake:
         self.tracks = {name: SensorTrack() for name in self.dimensions}
         self.newest: float | None = None
         # sensor → its newest stamp beyond max_future_s and how many in a row agree (module docstring)
-        self._jumped: dict[str, tuple[float, int]] = {}
+        self.jumped: dict[str, tuple[float, int]] = {}
         self._jump_first: float | None = None  # the first such stamp since the last admitted reading
         self._admitted_at = self._gap_at = -math.inf  # wall time of the last admission, of the last new gap
 
-    def receive(self, data: bytes) -> list[Any]:
+    def receive(self, data: bytes) -> list[StepEstimate]:
         """Handle the bytes of one socket message; the estimates it completed."""
         try:
             message = unpack(data)
@@ -131,7 +131,7 @@ class Intake:
         if self.log is not None:
             self.log.raw(data)
 
-    def handle(self, message: Any) -> list[Any]:
+    def handle(self, message: Any) -> list[StepEstimate]:
         """Handle one unpacked message; the estimates it completed (StepEstimate)."""
         self.counters.received += 1
         if self.log is not None and isinstance(message, dict):
@@ -154,7 +154,7 @@ class Intake:
         self.newest = reading.t if self.newest is None else max(self.newest, reading.t)
         self.counters.accepted += 1
         self._admitted_at = self.clock()
-        self._jumped, self._jump_first = {}, None
+        self.jumped, self._jump_first = {}, None
         verdict = self.estimator.add(reading)
         if verdict == "late":
             self.counters.late += 1
@@ -186,16 +186,16 @@ class Intake:
         behind = reading.t < self.newest - self.max_future_s and last_t is not None and reading.t <= last_t
         if not (ahead or behind):
             return False
-        t, count = self._jumped.get(reading.sensor, (-math.inf, 0))
-        self._jumped[reading.sensor] = (reading.t, count + 1 if t < reading.t <= t + self.max_future_s else 1)
+        t, count = self.jumped.get(reading.sensor, (-math.inf, 0))
+        self.jumped[reading.sensor] = (reading.t, count + 1 if t < reading.t <= t + self.max_future_s else 1)
         self._jump_first = reading.t if self._jump_first is None else self._jump_first
-        newest = max(t for t, _ in self._jumped.values())
-        agreeing = {name for name, (t, count) in self._jumped.items()
+        newest = max(t for t, _ in self.jumped.values())
+        agreeing = {name for name, (t, count) in self.jumped.items()
                     if t >= newest - self.max_future_s and count >= JUMP_CONFIRMATION}
         active = {name for name, track in self.tracks.items() if track.last_t is not None}
         return bool(agreeing) and (agreeing >= active or abs(newest - self._jump_first) >= self.max_future_s)
 
-    def _resync(self, reading: Reading) -> list[Any]:
+    def _resync(self, reading: Reading) -> list[StepEstimate]:
         """Follow the sensors to their new time: the steps due in the old one estimated (``finish``), the
         estimator restarted (reason ``resync``: its next estimates are flagged so), stamps forgotten."""
         estimates = self.finish()
@@ -204,20 +204,20 @@ class Intake:
             track.last_t = None
         self.throttle.warn("resync", f"the sensors moved from t={self.newest!r} to t={reading.t!r}: "
                                      "estimator restarted there")
-        self.newest, self._jumped, self._jump_first = None, {}, None
+        self.newest, self.jumped, self._jump_first = None, {}, None
         self.counters.resyncs += 1
         return estimates
 
-    def _advance(self) -> list[Any]:
+    def _advance(self) -> list[StepEstimate]:
         return self._took(self.estimator.advance(self.newest))
 
-    def finish(self) -> list[Any]:
+    def finish(self) -> list[StepEstimate]:
         """The end of the input (a log's end, the node's shutdown): every step due by the newest stamp,
         also those a coalescing estimator still holds back for a full group; timed, recorded and
         returned like any estimates."""
         return [] if self.newest is None else self._took(self.estimator.advance(self.newest, final=True))
 
-    def _took(self, estimates: list[Any]) -> list[Any]:
+    def _took(self, estimates: list[StepEstimate]) -> list[StepEstimate]:
         """Estimates the estimator returned: counted, timed against the budget, recorded."""
         for estimate in estimates:
             self.counters.steps += 1
@@ -235,7 +235,7 @@ class Intake:
         self.counters.malformed[reason] += 1
         self.throttle.warn(f"malformed {reason}", text)
 
-    def reset(self) -> list[Any]:
+    def reset(self) -> list[StepEstimate]:
         """Forget every reading (the ``reset`` command): estimator, per-sensor stamps, newest stamp;
         recorded as a ``control`` record, for replay. The steps already due are estimated first
         (``finish``, also those a coalescing estimator held back) and returned."""
@@ -244,14 +244,14 @@ class Intake:
             self.log.write("control", {"command": "reset"})
         self.estimator.reset()
         self.tracks = {name: SensorTrack() for name in self.dimensions}
-        self.newest, self._jumped, self._jump_first = None, {}, None
+        self.newest, self.jumped, self._jump_first = None, {}, None
         return estimates
 
     def status(self, period: float) -> dict[str, Any]:
         """The status fields this side knows (see estimator.node.publishing); ``period`` [s] since the
         previous status, for the sensor rates."""
         estimator_counters = dict(self.estimator.counters)
-        observability = getattr(self.estimator, "observability", None)
+        observability = self.estimator.observability
         return {"state": self.state(int(estimator_counters.get("level", 0))), "t": self.newest,
                 "sensors": {name: track.report(period) for name, track in self.tracks.items()},
                 "gaps": sum(track.gaps for track in self.tracks.values()),
@@ -276,10 +276,10 @@ class Intake:
         return "degraded" if level > 0 else "running"
 
 
-EstimatorFactory = Callable[[NodeConfig, Callable[[], float]], Any]
+EstimatorFactory = Callable[[NodeConfig, Callable[[], float]], Estimator]
 
 
-def online_estimator(config: NodeConfig, clock: Callable[[], float]) -> Any:
+def online_estimator(config: NodeConfig, clock: Callable[[], float]) -> Estimator:
     """The configuration's estimator by ``estimator.kind``: the smoother (estimator.online.estimator.
     OnlineEstimator) or a filter behind the same interface (estimator.online.filters.online_filter.OnlineFilter)."""
     if config.estimator.kind == "smoother":
@@ -298,7 +298,7 @@ def log_header(config: NodeConfig) -> dict[str, Any]:
             **setup_header(config.mech, config.sensors, config.mechanism_path, config.sensors_path)}
 
 
-def intake_for(config: NodeConfig, estimator: Any, log: LogWriter | None = None) -> Intake:
+def intake_for(config: NodeConfig, estimator: Estimator, log: LogWriter | None = None) -> Intake:
     """The Intake of a configuration: what the node and replay both run."""
     node = config.node
     return Intake(estimator, config.sensors.dimensions(), max_future_s=node.max_future_s,

@@ -14,9 +14,8 @@ with one factor holding the model rows (constraints and dynamics) AND the step's
 walks of F and b, and at step 0 a native prior from the start-up solution (estimator.online.startup).
 The step's factor is linearized at the step's prediction; without relinearization (the default,
 ``relinearize_threshold`` null) it is added as that native linear factor, else as a Python factor
-that GTSAM can evaluate at a new linearization point. Measured on the benchmark below: the native
-factor saves ~30 µs of GTSAM's update (its Python callback), and a threshold of 10 (the former
-default) relinearized one step factor in 5000 (at start-up).
+that GTSAM can evaluate at a new linearization point. The native factor has no Python callback in GTSAM's
+update.
 
 Relinearization. Without ``relinearize_threshold`` each step factor is linearized once; after an
 update the rows of the window's newest and oldest steps are evaluated at their estimates (the newest
@@ -30,7 +29,7 @@ in GTSAM, for ones linearized at the window's estimate and the update is repeate
 Process noise. The integrator rows carry the white acceleration the model does not explain
 (``acceleration_noise`` A: σ A√h on q̇, A h^1.5/√12 on q, estimator.online.config), so the readings
 can pull the trajectory off the discrete model's; a start the position sensors do not fix gets the
-wide ``guess_sigma`` prior on q (online_startup.determines_position).
+wide ``guess_sigma`` prior on q (estimator.online.startup.determines_position).
 
 Steps drafted ahead. Once the estimates of an update are out (at the next ``add``), the steps of the
 next update (one, or c when coalescing, see Load) are drafted: each one's initial guess predicted
@@ -40,8 +39,7 @@ linearized at the guess on arrival (observation_stack.LinearizedStep). When the 
 update only stacks those rows into each step's factor (the native one, or a Python factor whose
 memory holds that linearization, estimator.factors.frozen) and runs the smoother, asking GTSAM for
 the states it outputs and predicts from only. The same rows, computed earlier: the numbers do not
-change (tested). Measured on the benchmark's four-bar (estimator.benchmarks.node, this 2-core
-machine): the update's time p50 0.42 → 0.26 ms. The window's estimate (for a solver recovery) and a
+change (tested), and the work moves out of the update's latency. The window's estimate (for a solver recovery) and a
 garbage collection that falls due are computed there too, between steps (estimator.smoother,
 estimator.collector).
 
@@ -53,12 +51,12 @@ still in the window (steps newest − lag … newest: its own factor, added with
 pending buffer (``max_pending`` readings) is full and the oldest pending reading is discarded (the
 new one is still ``pending``); ``ignored``: a reading the state cannot use (a load cell on λ without
 dynamics, a known actuator) or one from before the grid's start; ``outlier``: a reading the gate
-(``_outlier``, EstimatorConfig Outliers) refused, not used.
+(estimator.online.outliers, EstimatorConfig Outliers) refused, not used.
 
 Start-up. Readings are buffered until every usable sensor has reported once (or ``startup_timeout``
 of sensor time has passed since the first) and ``startup_span`` of sensor time has passed; t0 is then
 the middle of the span, and the initial state and the forces' prior are solved from the buffer
-(online_startup: the encoders fitted over the span). Readings stamped before t0 − h/2 served only
+(estimator.online.startup: the encoders fitted over the span). Readings stamped before t0 − h/2 served only
 the start-up; the later ones attach to the steps from t0 on.
 The sensors' observability is checked there (estimator.online.observability): directions they cannot see
 are logged once as a warning and flag every estimate ``unobservable``. A start-up that fails (a
@@ -74,29 +72,19 @@ command (step numbers from 0), and the estimates of its first window are flagged
 ``reinitialized``. The run never ends on a solver failure. ``reset`` with reason ``resync`` is the
 same restart when the sensors' time has moved (estimator.node.intake, flag ``resync``).
 
-Load. Every update is timed with the injected ``clock``, from the moment its steps are due (the
-graph is built from their drafts) to their estimates (smoother update, estimate, outputs); the
-latency of each step it covered is its share, the update's time divided by the number of those
-steps, and a step whose share exceeds ``latency_budget_ms`` is an overrun (so an update of c steps
-counts c overruns when its time exceeds c budgets, none otherwise). Degradation, one level at a
-time: an update with overruns raises the level; after ``recover_steps`` steps without an overrun,
-the level is lowered by one (counted in ``recoveries``, flag ``recovered``) if their mean share is
-under ``recover_fraction`` of the budget; either way the count starts again. The mean, not every
-step in a row: isolated spikes (a machine stall, see estimator.benchmarks.node) would otherwise keep
-the level up long after the load has dropped (measured before steps were drafted ahead, along the
-demo's motion: at level 0, 29 % of the steps were over half the budget, so 200 calm steps in a row
-almost never happened). Level 1 ("degraded"): no marginal sigmas and, with relinearization on,
-factors answer relinearizations from their last linearization (first-order error, no model
-evaluation; estimator.factors.frozen); level L ≥ 2 also coalesces c = min(L, max_coalesce) grid
-steps into one smoother update ("coalesced": the first c − 1 steps wait for the last). All c steps
-are drafted ahead, so the update holds one GTSAM update and the stacking of c steps. Measured on the
-benchmark's four-bar, 2 cores, 2026-11-21 (p50 of the update, and per step): c = 1 0.24 ms; 2 0.33
-(0.16) ms; 3 0.41 (0.14) ms; 4 0.48–0.52 (0.12–0.13) ms. Drafted inside the update, as before, the
-per-step cost did not fall (4 steps: 0.95 ms). A level that changes nothing is skipped: without
-relinearization and without published sigmas (the defaults) the first overrun goes to level 2 and
-recovery from 2 to 0. Pending readings are bounded, so the input never grows without limit.
-With a clock that does not advance (``FixedClock()``) every latency is 0 and replay is fully
-deterministic; ``FixedClock(tick)`` makes every update last ``tick`` seconds (tests of degradation).
+Load (estimator.online.governor). Every update is timed with the injected ``clock``, from the
+moment its steps are due (the graph is built from their drafts) to their estimates (smoother update,
+estimate, outputs); the latency of each step it covered is its share, the update's time divided by
+the number of those steps, and a step whose share exceeds ``latency_budget_ms`` is an overrun.
+Degradation, one level at a time: an update with overruns raises the level; after
+``recover_steps`` calm steps whose mean share is under ``recover_fraction`` of the budget it is
+lowered by one (counted in ``recoveries``, flag ``recovered``). Level 1 ("degraded"): no marginal
+sigmas and, with relinearization on, factors answer relinearizations from their last linearization
+(estimator.factors.frozen); level L ≥ 2 also coalesces c = min(L, max_coalesce) grid steps into one
+smoother update ("coalesced": the first c − 1 steps wait for the last), all c drafted ahead, so the
+per-step cost falls with c (estimator.benchmarks.node reports it). A level that changes nothing is
+skipped. Pending readings are bounded, so the input never grows without limit. With a clock that
+does not advance (replay.clocks.FixedClock) every latency is 0 and replay is fully deterministic.
 """
 
 from __future__ import annotations
@@ -104,94 +92,44 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from functools import partial
 
 import gtsam
 import numpy as np
 
 from estimator.collector import collect_if_due
-from estimator.constraints import constraint_jacobian
-from estimator.dynamics.inverse import multipliers_and_drive_forces
-from estimator.errors import MbstateError
+from estimator.dynamics.inverse import drive_forces_at
+from estimator.errors import MbstateError, one_line
 from estimator.factors.adapter import gtsam_factor
 from estimator.factors.constraint_factors import independent_constraint_rows
-from estimator.factors.dynamics_factors import actuator_selection
-from estimator.factors.estimation_state import (EstimationLayout, dynamics_rows, kinematic_rows, prior_relation,
-                                                process_relation)
-from estimator.factors.keys import X, TimeGrid, drop_oldest
-from estimator.factors.multistep import ADAMS_MOULTON
-from estimator.factors.native import linearized_factor
-from estimator.factors.state_split import StateSplit
+from estimator.factors.estimation_state import EstimationLayout, prior_relation
 from estimator.factors.frozen import FreezeSwitch, freezable
-from estimator.factors.observation_stack import (LinearizedStep, Observation, SensorTerm, sensor_term,
-                                                 squared_innovation, stacked_step_error, weighted_model_rows)
-from estimator.forces import generalized_forces
+from estimator.factors.keys import X, TimeGrid
+from estimator.factors.native import linearized_factor
+from estimator.factors.observation_stack import LinearizedStep, Observation, SensorTerm, sensor_term, stacked_step_error
+from estimator.factors.state_split import StateSplit
 from estimator.kinematics import AssemblyError
 from estimator.model import Mechanism
-from estimator.online.observability import ObservabilityReport, observability
 from estimator.online.config import EstimatorConfig
+from estimator.online.drafting import Drafter, DraftStep
+from estimator.online.governor import LoadGovernor
+from estimator.online.interface import COUNTERS, RESTARTS, StepEstimate
+from estimator.online.observability import ObservabilityReport, observability
+from estimator.online.outliers import OutlierGate
+from estimator.online.readings import StepReadings
 from estimator.online.startup import determines_position, initial_state, position_motions, start_anchor
+from estimator.online.step_model import step_model
 from estimator.smoother import FixedLagSmoother, SmootherOptions, SolverFailure
 from sensors.config import SensorSet
 from sensors.messages import Reading
 
 log = logging.getLogger(__name__)
-COUNTERS = ("readings", "steps", "pending", "used", "late", "dropped", "ignored", "outlier", "overruns",
-            "degraded_steps", "coalesced_steps", "recoveries", "solver_recoveries", "resets", "resyncs",
-            "reinitializations", "startup_failures", "relinearizations")
-RESTARTS = {"resync": "resyncs", "reinitialized": "reinitializations"}  # reset reasons and their counters
 IMPLAUSIBLE = 1e6  # [σ of the model rows]: an estimate whose rows are off by more is a solver failure
 
 
-def one_line(exc: Exception, limit: int = 200) -> str:
-    """An exception's text on one line, shortened (GTSAM's run over a dozen lines)."""
-    text = " ".join(str(exc).split())
-    return text if len(text) <= limit else text[:limit - 1] + "…"
-
-
-@dataclass(frozen=True)
-class StepEstimate:
-    """The estimate of one grid step, published when the step is processed (the newest state of the
-    window, given every reading up to then)."""
-
-    step: int
-    t: float  # sensor time of the grid step [s]
-    q: np.ndarray
-    qd: np.ndarray
-    qdd: np.ndarray
-    forces: dict[str, float]  # estimated unknown actuator forces by actuator name [N, N·m]
-    lam: np.ndarray  # multipliers (m; zero on redundant rows)
-    sigma: dict[str, np.ndarray] | None  # {"q", "qd", "forces"}: marginal std devs when enabled
-    latency: float  # wall seconds of this step (its share when steps are coalesced)
-    update_steps: int  # grid steps in the smoother update that gave this estimate (1 unless coalesced)
-    flags: tuple[str, ...]  # "startup", "degraded", "coalesced", "recovered", "solver_recovery", "unobservable",
-    # "resync", "reinitialized"
-
-
-@dataclass(frozen=True)
-class DraftStep:
-    """A grid step made ready before it is due: its initial guess (the prediction), its factor's rows
-    linearized there so far, and its process (or start-prior) factor."""
-
-    step: int
-    rows: LinearizedStep
-    process: gtsam.NonlinearFactor
-
-
-class FixedClock:
-    """A clock for replay and tests: starts at 0 and advances ``tick`` seconds at every call."""
-
-    def __init__(self, tick: float = 0.0) -> None:
-        self.tick, self.now = tick, 0.0
-
-    def __call__(self) -> float:
-        self.now += self.tick
-        return self.now
-
-
 class OnlineEstimator:
-    """See the module docstring."""
+    """See the module docstring. Its parts: ``model`` (the step's model rows), ``terms`` (each sensor's
+    rows, by sensor name; None for one the state cannot use), ``drafter``, ``readings`` (attached to
+    their steps), ``gate`` (outliers), ``governor`` (load), ``smoother`` and, once started, ``grid``."""
 
     def __init__(self, mech: Mechanism, sensors: SensorSet, config: EstimatorConfig,
                  clock: Callable[[], float] = time.perf_counter) -> None:
@@ -204,32 +142,20 @@ class OnlineEstimator:
         forces = tuple(names.index(f) for f in config.unknown_forces)
         assembled = start_anchor(mech, config.initial_state)
         rows = tuple(int(r) for r in independent_constraint_rows(mech, assembled))
-        size, dynamics = len(rows), config.dynamics
+        dynamics = config.dynamics
         self.layout = EstimationLayout(mech.n, rows if dynamics else (), forces if dynamics else (),
                                        tuple(s.dimension if s.params.bias_state else 0 for s in sensors.sensors))
-        self._terms: dict[str, SensorTerm | None] = {
+        self.terms: dict[str, SensorTerm | None] = {
             s.params.name: sensor_term(s, i, self.layout, mech.m, len(mech.actuators))
             for i, s in enumerate(sensors.sensors)}
-        self._force_coordinates = [mech.actuators[j].coordinate for j in forces]
-        position, velocity, acceleration = (config.constraint_sigma, config.velocity_constraint_sigma,
-                                            config.acceleration_constraint_sigma)
-        if dynamics:
-            selection = actuator_selection(mech, self._force_coordinates) if forces else np.zeros((mech.n, 0))
-            self._model = partial(dynamics_rows, mech, self.layout, selection)
-            sigmas = np.repeat([position, velocity, config.dynamics_sigma, acceleration], [size, size, mech.n, size])
-        else:
-            self._model = partial(kinematic_rows, mech, np.asarray(rows), self.layout)
-            sigmas = np.repeat([position, velocity, acceleration], size)
-        self._weights = 1.0 / sigmas
-        self._split = StateSplit(self.layout)
-        self._process = self._process_relations()
-        self._prediction = self._prediction_matrices()
+        self.force_coordinates = [mech.actuators[j].coordinate for j in forces]
+        self.model = step_model(mech, self.layout, config, rows, self.force_coordinates)
+        self.split = StateSplit(self.layout)
+        self.drafter = Drafter(config, self.layout, self.split, self.model, sensors.sensors)
         self._freeze = FreezeSwitch()
         self._unit: dict[int, gtsam.noiseModel.Base] = {}
         self._counters: dict[str, int] = dict.fromkeys(COUNTERS, 0)
-        # the degradation levels (module docstring, Load) that change something in this configuration
-        first_helps = config.relinearize_threshold is not None or config.publish_sigmas
-        self._levels = [0] + [1] * first_helps + list(range(2, config.max_coalesce + 1))
+        self.governor = LoadGovernor(config, self._counters, self._freeze)
         self.reset()
         self._counters["resets"] = 0
         self._assembled = assembled
@@ -237,33 +163,17 @@ class OnlineEstimator:
 
     def _warm_up(self, q: np.ndarray) -> None:
         """Evaluate the step factor once with a reading of every sensor, so that the compiled kernels are
-        loaded (or compiled) here and not in the first steps. Measured at step 0 on the four-bar: 9–14 ms
-        without, 0.8–0.9 ms with (a throwaway smoother update as well saved only ~0.1 ms more)."""
+        loaded (or compiled) here and not in the first steps."""
         x = np.zeros(self.layout.size)
         x[:self.layout.n] = q
         observations = [Observation(term, np.zeros(term.sensor.dimension), term.whitening(None), 0.5 * self.config.dt)
-                        for term in self._terms.values() if term is not None]
-        stacked_step_error(self._model, self._weights, observations)(x)
-
-    def _process_relations(self) -> dict:
-        """Native process factors of orders 2 … integrator_order (the first steps use the lower ones)."""
-        config, layout, h = self.config, self.layout, self.config.dt
-        walks = [(layout.force, config.force_walk * np.sqrt(h))] if layout.forces else []
-        for i, sensor in enumerate(self.sensors.sensors):
-            if sensor.params.bias_state:
-                walks.append((layout.bias_of(i), max(sensor.params.noise.bias_step_sigma(h), 1e-9)))
-        if not config.dynamics:
-            n = layout.n
-            walks.append((slice(2 * n, 3 * n), config.jerk_random_walk * np.sqrt(h)))
-        floor, noise = config.integrator_sigma, config.acceleration_noise
-        sigmas = (float(np.hypot(floor, noise * h ** 1.5 / np.sqrt(12.0))), float(np.hypot(floor, noise * np.sqrt(h))))
-        return {p: self._split.relation(process_relation(layout, h, p, sigmas, walks))
-                for p in range(2, config.integrator_order + 1)}
+                        for term in self.terms.values() if term is not None]
+        stacked_step_error(self.model.rows, self.model.weights, observations)(x)
 
     # ---- interface ------------------------------------------------------------------------------
     @property
     def started(self) -> bool:
-        return self._grid is not None
+        return self.grid is not None
 
     @property
     def counters(self) -> dict[str, int]:
@@ -272,7 +182,12 @@ class OnlineEstimator:
         overruns (steps over the latency budget), degraded_steps, coalesced_steps, recoveries (level
         lowered), solver_recoveries (smoother restarts, estimator.smoother), resets, resyncs and
         reinitializations (``reset`` by reason), startup_failures, outlier (readings the gate refused)."""
-        return {**self._counters, "level": self._level}
+        return {**self._counters, "level": self.governor.level}
+
+    @property
+    def next_step(self) -> int:
+        """The first grid step not yet processed."""
+        return self._next
 
     def reset(self, reason: str | None = None) -> None:
         """Back to start-up: buffers, window and degradation level cleared, counters kept. ``reason``:
@@ -280,34 +195,30 @@ class OnlineEstimator:
         ``reinitialized`` (the solver failed): counted under its own name, and the estimates of the first
         window after the next start-up carry it as a flag."""
         self._reason = reason
-        self._outlier_runs: dict[str, int] = {}  # outliers in a row, by sensor
-        self._grid: TimeGrid | None = None
+        self.gate = OutlierGate(self.config)
+        self.grid: TimeGrid | None = None
         self._buffer: list[Reading] = []
         self._first: float | None = None
         self._next = 0
-        self._pending: dict[int, list[Observation]] = {}
-        self._pending_count = 0  # readings in _pending and in _drafts
-        self._drafts: dict[int, DraftStep] = {}  # the next update's steps, drafted ahead, by step
-        self._late: dict[int, list[Observation]] = {}
-        self._states: dict[int, np.ndarray] = {}
+        self.readings = StepReadings(self.config.max_pending, self.config.lag, self._counters)
+        self.states: dict[int, np.ndarray] = {}  # solved states of the window's last steps, guesses beyond
         self._prior = None
         self._window: dict[int, tuple[LinearizedStep, int]] = {}  # native step factors: rows and GTSAM slot
         self.observability: ObservabilityReport | None = None  # set at start-up (estimator.online.observability)
-        self._smoother = FixedLagSmoother(SmootherOptions(
+        self.smoother = FixedLagSmoother(SmootherOptions(
             lag=self.config.lag, factorization=self.config.factorization,
             relinearize_threshold=self.config.relinearize_threshold))
-        self._level, self._calm, self._calm_seconds = 0, 0, 0.0
-        self._freeze.on = False
+        self.governor.reset()
         self._counters[RESTARTS.get(reason, "resets")] += 1
 
     def add(self, reading: Reading) -> str:
         """Take one validated reading; its disposition (module docstring)."""
         self._between_steps()
         self._counters["readings"] += 1
-        term = self._terms.get(reading.sensor)
+        term = self.terms.get(reading.sensor)
         if term is None:
             return self._count("ignored")
-        if self._grid is None:
+        if self.grid is None:
             if self._first is None:
                 self._first = reading.t
             self._buffer.append(reading)
@@ -315,29 +226,30 @@ class OnlineEstimator:
                 self._buffer.pop(0)
                 self._counters["dropped"] += 1
             return self._count("pending")
-        return self._attach(reading, term)
+        return self._count(self._attach(reading, term))
 
     def advance(self, sensor_time: float, final: bool = False) -> list[StepEstimate]:
         """Process every due grid step (t_k + delay ≤ ``sensor_time``); [] until started. While
         coalescing, due steps fewer than a group wait for more, unless ``final`` (the input has ended:
         a log's end, the node's shutdown), which processes them in an update of their own."""
-        if self._grid is None and not self._start(sensor_time):
+        if self.grid is None and not self._start(sensor_time):
             return []
-        due = int(np.floor((sensor_time - self._grid.t0) / self._grid.dt - self.config.delay_steps + 1e-9))
+        due = int(np.floor((sensor_time - self.grid.t0) / self.grid.dt - self.config.delay_steps + 1e-9))
         estimates: list[StepEstimate] = []
-        while self._grid is not None and due - self._next + 1 >= (1 if final else self._group_size()):  # None: failed
-            estimates += self._update(range(self._next, min(due + 1, self._next + self._group_size())))
+        while self.grid is not None and due - self._next + 1 >= (1 if final else self.governor.group_size):
+            # (grid None: the update failed and the estimator went back to start-up)
+            estimates += self._update(range(self._next, min(due + 1, self._next + self.governor.group_size)))
         return estimates
 
     def _between_steps(self) -> None:
         """The work an update leaves for later, done here, after its estimates are out: the steps of the
         next update drafted (``_draft_step``), the window's estimate kept for a solver recovery
         (estimator.smoother) and a due garbage collection (estimator.collector)."""
-        if self._grid is not None:
-            for k in range(self._next, self._next + self._group_size()):
-                if k not in self._drafts:
-                    self._drafts[k] = self._draft_step(k)
-        self._smoother.keep_window()
+        if self.grid is not None:
+            for k in range(self._next, self._next + self.governor.group_size):
+                if k not in self.readings.drafts:
+                    self.readings.drafts[k] = self._draft_step(k)
+        self.smoother.keep_window()
         collect_if_due()
 
     # ---- readings -------------------------------------------------------------------------------
@@ -346,64 +258,18 @@ class OnlineEstimator:
         return disposition
 
     def _attach(self, reading: Reading, term: SensorTerm) -> str:
-        grid = self._grid
-        k = grid.step(reading.t)
-        observation = Observation(term, reading.value, term.whitening(reading.cov), reading.t - grid.time(k))
-        if self._outlier(reading.sensor, observation, k):
-            return self._count("outlier")
-        if k >= self._next:
-            if k in self._drafts:
-                self._drafts[k].rows.add(observation)
-            else:
-                self._pending.setdefault(k, []).append(observation)
-            self._pending_count += 1
-            if self._pending_count > self.config.max_pending:
-                self._drop_oldest_pending()
-            return self._count("pending")
-        if k >= max(0, self._next - 1 - self.config.lag):
-            self._late.setdefault(k, []).append(observation)
-            return self._count("used")
-        log.debug("late reading %s at t = %.6f s (step %d; window starts at step %d): not used",
-                  reading.sensor, reading.t, k, self._next - 1 - self.config.lag)
-        return self._count("late")
-
-    def _outlier(self, sensor: str, observation: Observation, k: int) -> bool:
-        """The gate (EstimatorConfig, Outliers): the reading against the state of step k, else of step
-        k − 1, carried to its stamp, where that state is solved or is the guess of the next step to solve
-        (one step predicted; guesses further ahead, while coalescing, are no reference: the accelerometer's
-        q̈ is held over the steps). Not in the first window after a start either: the start prior leaves
-        q̈, λ and the forces loose."""
-        gate = self.config.outlier_gate
-        if gate is None or k <= self.config.lag:
-            return False
-        j = next((j for j in (k, k - 1) if j in self._states and j <= self._next), None)
-        if j is None:
-            return False
-        distance = squared_innovation(observation, self._states[j], observation.delta + (k - j) * self.config.dt)
-        run = self._outlier_runs.get(sensor, 0)
-        if distance <= gate * gate:
-            self._outlier_runs[sensor] = 0
-            return False
-        if run >= self.config.outlier_release:
-            return False
-        self._outlier_runs[sensor] = run + 1
-        return True
-
-    def _drop_oldest_pending(self) -> None:
-        """Discard the oldest reading of the earliest step not yet processed (drafts come first)."""
-        drafted = [draft.rows for draft in self._drafts.values() if draft.rows.observations]
-        if drafted:
-            drafted[0].drop_oldest()
-        else:
-            drop_oldest(self._pending)
-        self._pending_count -= 1
-        self._counters["dropped"] += 1
+        """The disposition of a reading for the running grid (module docstring, Readings), not counted."""
+        k = self.grid.step(reading.t)
+        observation = Observation(term, reading.value, term.whitening(reading.cov), reading.t - self.grid.time(k))
+        if self.gate.refuses(reading.sensor, observation, k, self.states, self._next):
+            return "outlier"
+        return self.readings.place(observation, k, self._next)
 
     def _start(self, sensor_time: float) -> bool:
         """Start-up (module docstring): True once the grid and the initial state are set."""
         if not self._buffer:
             return False
-        usable = {name for name, term in self._terms.items() if term is not None}
+        usable = {name for name, term in self.terms.items() if term is not None}
         by_sensor: dict[str, list[Reading]] = {}
         for reading in self._buffer:
             by_sensor.setdefault(reading.sensor, []).append(reading)
@@ -414,7 +280,7 @@ class OnlineEstimator:
         t0 = max(self._first, max(r.t for r in self._buffer) - 0.5 * self.config.startup_span)
         try:
             with np.errstate(all="ignore"):
-                x0, force_sigmas = initial_state(self.mech, self.layout, by_sensor, self._terms, t0, self._assembled)
+                x0, force_sigmas = initial_state(self.mech, self.layout, by_sensor, self.terms, t0, self._assembled)
             if not np.isfinite(x0).all():
                 raise FloatingPointError("a non-finite start state")
         except (np.linalg.LinAlgError, AssemblyError, FloatingPointError) as exc:
@@ -426,22 +292,26 @@ class OnlineEstimator:
             return False
         sigmas = self._prior_sigmas()
         sigmas[self.layout.force] = np.minimum(sigmas[self.layout.force], force_sigmas)
-        fixing = [self._terms[name].sensor for name in position_motions(by_sensor, self._terms, t0)]
+        fixing = [self.terms[name].sensor for name in position_motions(by_sensor, self.terms, t0)]
         if not determines_position(self.mech, x0[:self.layout.n], fixing):
             sigmas[:self.layout.n] = self.config.guess_sigma
-        self._prior = self._split.relation(prior_relation(self.layout, x0, sigmas))
+        self._prior = self.split.relation(prior_relation(self.layout, x0, sigmas))
         self.observability = observability(self.mech, self.sensors, self.layout, self.config, x0)
         if not self.observability.observable:
             log.warning("start-up at t = %.6f s: %s", t0, self.observability.summary())
-        self._states[0] = x0
-        self._grid = TimeGrid(t0, self.config.dt)
-        self._drafts = {0: self._draft_step(0)}
-        for reading in self._buffer:
+        self.states[0] = x0
+        self.grid = TimeGrid(t0, self.config.dt)
+        self.readings.drafts = {0: self._draft_step(0)}
+        for reading in self._buffer:  # counted pending when buffered: now placed on the grid
             if reading.t >= t0 - 0.5 * self.config.dt:
-                self._counters["pending"] -= 1  # counted again by _attach
-                self._attach(reading, self._terms[reading.sensor])
+                self._recount("pending", self._attach(reading, self.terms[reading.sensor]))
         self._buffer = []
         return True
+
+    def _recount(self, was: str, disposition: str) -> None:
+        """A reading counted under ``was`` moves to ``disposition``."""
+        self._counters[was] -= 1
+        self._counters[disposition] += 1
 
     def _prior_sigmas(self) -> np.ndarray:
         config, layout, n = self.config, self.layout, self.layout.n
@@ -455,10 +325,6 @@ class OnlineEstimator:
         return sigmas
 
     # ---- steps ----------------------------------------------------------------------------------
-    def _group_size(self) -> int:
-        """Grid steps per smoother update at the current level (1 below level 2)."""
-        return min(self._level, self.config.max_coalesce) if self._level >= 2 else 1
-
     def _noise(self, rows: int) -> gtsam.noiseModel.Base:
         if rows not in self._unit:
             self._unit[rows] = gtsam.noiseModel.Unit.Create(rows)
@@ -468,7 +334,7 @@ class OnlineEstimator:
         """The factor of a step's model rows and readings: linearized at ``rows.x0``, as a native factor
         when the estimator never relinearizes, else a Python factor that knows that linearization."""
         error, [jacobian] = linearization = rows.linearization()
-        noise, split = self._noise(len(error)), self._split
+        noise, split = self._noise(len(error)), self.split
         if self.config.relinearize_threshold is None:
             return linearized_factor(noise, split.keys(step), split.split(rows.x0), error, split.columns(jacobian))
         function = freezable(rows.error_function(), self._freeze, (rows.x0, linearization))
@@ -478,101 +344,59 @@ class OnlineEstimator:
         """The Python factor of the late readings of a step in the window."""
         rows = sum(o.term.sensor.dimension for o in observations)
         error = stacked_step_error(None, None, observations)
-        return gtsam_factor(self._noise(rows), self._split.keys(step),
-                            self._split.function(freezable(error, self._freeze)))
+        return gtsam_factor(self._noise(rows), self.split.keys(step),
+                            self.split.function(freezable(error, self._freeze)))
 
     def _draft_step(self, k: int) -> DraftStep:
-        """Step k made ready (``DraftStep``): guessed by ``_predict`` from the states before it, which
-        are solved for the step after an update, and its pending readings linearized."""
-        guess = self._states[0] if k == 0 else self._predict(k)
-        self._states[k] = guess
-        rows = LinearizedStep(self._model, self._weights, guess)
-        for observation in self._pending.pop(k, []):
-            rows.add(observation)
-        if k == 0:
-            process = self._prior.factor([0])
-        else:
-            order = min(self.config.integrator_order, k + 1)
-            process = self._process[order].factor(range(k + 1 - order, k + 1))
-        return DraftStep(k, rows, process)
-
-    def _prediction_matrices(self) -> dict[int, list[np.ndarray]]:
-        """For each integrator order p, the P_i with x_k = Σ_i P_i x_{k+1−p+i} (i = 0 … p−2), the
-        prediction of ``_predict``: q̈, λ, F, b held from x_{k−1}, then with the weights β (oldest first)
-
-            q̇_k = q̇_{k−1} + β_{p−1} q̈_{k−1} + Σ_i β_i q̈_{k+1−p+i},
-            q_k = q_{k−1} + β_{p−1} q̇_k + Σ_i β_i q̇_{k+1−p+i}.
-
-        As matrices: one product a step (measured ~2 µs against ~12 µs of vector updates)."""
-        n, size = self.layout.n, self.layout.size
-        q, qd, qdd = slice(0, n), slice(n, 2 * n), slice(2 * n, 3 * n)
-        identity, matrices = np.eye(n), {}
-        for order in range(2, self.config.integrator_order + 1):
-            beta = self.config.dt * ADAMS_MOULTON[order]
-            past = [np.zeros((size, size)) for _ in range(order - 1)]
-            newest = past[-1]
-            newest += np.eye(size)
-            newest[qd, qdd] += beta[-1] * identity
-            newest[q, qd] += beta[-1] * identity
-            newest[q, qdd] += beta[-1] ** 2 * identity
-            for b, matrix in zip(beta[:-1], past):
-                matrix[qd, qdd] += b * identity
-                matrix[q, qd] += b * identity
-                matrix[q, qdd] += beta[-1] * b * identity
-            matrices[order] = past
-        return matrices
-
-    def _predict(self, k: int) -> np.ndarray:
-        """x_k from x_{k−1}, …: q̈, λ, F, b held, q̇ and q by the integrator weights (``_prediction_matrices``)."""
-        order = min(self.config.integrator_order, k + 1)
-        terms = [matrix @ self._states[j] for matrix, j in zip(self._prediction[order], range(k + 1 - order, k))]
-        return terms[0] if len(terms) == 1 else sum(terms)
+        """Step k made ready (drafting.DraftStep): guessed from the states before it, which are solved
+        for the step after an update, with its pending readings."""
+        guess = self.states[0] if k == 0 else self.drafter.predict(k, self.states)
+        self.states[k] = guess
+        return self.drafter.draft(k, guess, self.readings.pending.pop(k, []), self._prior)
 
     def _update(self, group: range) -> list[StepEstimate]:
         """One smoother update over the grid steps of ``group`` and their estimates."""
         start = self.clock()
-        level = self._level
+        level = self.governor.level
         graph, values, stamps = gtsam.NonlinearFactorGraph(), gtsam.Values(), {}
         drafts = []
         for k in group:
-            draft = self._drafts.pop(k, None) or self._draft_step(k)
+            draft = self.readings.due(k, self._draft_step)
             drafts.append(draft)
-            self._pending_count -= len(draft.rows.observations)
             graph.add(self._step_factor(k, draft.rows))
             graph.add(draft.process)
-            for key, value in zip(self._split.keys(k), self._split.split(draft.rows.x0)):
+            for key, value in zip(self.split.keys(k), self.split.split(draft.rows.x0)):
                 values.insert(key, value)
                 stamps[key] = float(k)
-        for step, observations in self._late.items():
+        for step, observations in self.readings.take_late().items():
             graph.add(self._late_factor(step, observations))
-        self._late = {}
-        solver_recoveries = self._smoother.recoveries
+        solver_recoveries = self.smoother.recoveries
         newest = group[-1]
         oldest = max(0, min(group[0], newest + 1 - self.config.integrator_order))  # outputs, next prediction
         kept = range(oldest, newest + 1)
         try:
-            solved = self._solved(self._smoother.update_for(graph, values, stamps, self._keys(kept)))
+            solved = self._solved(self.smoother.update_for(graph, values, stamps, self._keys(kept)))
             self._track_step_factors(drafts, solver_recoveries)
             solved = self._relinearize(kept, solved)
             self._check_plausible(solved[len(kept) - len(group):])
         except SolverFailure as exc:
             return self._reinitialize(group, exc)
         # the states kept (solved), and the guesses of any steps drafted beyond this update
-        self._states = {j: x for j, x in self._states.items() if j > newest} | dict(zip(kept, solved))
+        self.states = {j: x for j, x in self.states.items() if j > newest} | dict(zip(kept, solved))
         self._next = newest + 1
         outputs = [self._output(k) for k in group]
         share = (self.clock() - start) / len(group)
         flags = ["degraded"] * (level >= 1) + ["coalesced"] * (len(group) > 1)
         flags += ["unobservable"] * (not self.observability.observable)
         restarted = [self._reason] if self._reason else []
-        if self._smoother.recoveries > solver_recoveries:
+        if self.smoother.recoveries > solver_recoveries:
             self._counters["solver_recoveries"] += 1
             flags.append("solver_recovery")
-        recovered = self._load(share, len(group))
+        recovered = self.governor.record(share, len(group))
         self._counters["steps"] += len(group)
         self._counters["degraded_steps"] += len(group) * (level >= 1)
         self._counters["coalesced_steps"] += len(group) * (len(group) > 1)
-        return [StepEstimate(step=k, t=self._grid.time(k), q=q, qd=qd, qdd=qdd, forces=forces, lam=lam, sigma=sigma,
+        return [StepEstimate(step=k, t=self.grid.time(k), q=q, qd=qd, qdd=qdd, forces=forces, lam=lam, sigma=sigma,
                              latency=share, update_steps=len(group), flags=tuple(flags + ["startup"] * (k == 0)
                                                         + ["recovered"] * (recovered and k == newest)
                                                         + restarted * (k <= self.config.lag)))
@@ -582,8 +406,7 @@ class OnlineEstimator:
         """SolverFailure for an estimate about to be published that is not finite or whose model rows are
         off by more than IMPLAUSIBLE σ (the solver has left the mechanism: a poisoned linear system)."""
         for x in states:
-            finite = np.isfinite(x).all()
-            off = np.max(np.abs(weighted_model_rows(self._model, self._weights, x, jac=False)[0])) if finite else np.inf
+            off = self.model.off_by(x) if np.isfinite(x).all() else np.inf
             if not off <= IMPLAUSIBLE:
                 raise SolverFailure(f"an estimate off its model rows by {off:.3g} σ")
 
@@ -591,7 +414,7 @@ class OnlineEstimator:
         """The solver failed on the steps of ``group`` (none of them is published): back to start-up,
         from the readings that arrive next, with reason ``reinitialized``."""
         log.warning("steps %d–%d at t = %.6f s: %s; re-initializing from the next readings", group[0], group[-1],
-                    self._grid.time(group[-1]), one_line(exc))
+                    self.grid.time(group[-1]), one_line(exc))
         self.reset("reinitialized")
         return []
 
@@ -600,9 +423,9 @@ class OnlineEstimator:
         comes first of its two factors in the update), for ``_relinearize``."""
         if self.config.relinearize_threshold is not None or not self.config.max_relinearizations:
             return
-        if self._smoother.recoveries > solver_recoveries:
+        if self.smoother.recoveries > solver_recoveries:
             self._window = {}  # a restarted smoother holds none of the old factors
-        slots = self._smoother.new_factor_indices
+        slots = self.smoother.new_factor_indices
         for i, draft in enumerate(drafts):
             self._window[draft.step] = (draft.rows, slots[2 * i])
         oldest = drafts[-1].step - self.config.lag
@@ -620,75 +443,53 @@ class OnlineEstimator:
             if not self._window:
                 break
             ends = {kept[-1]: solved[-1], min(self._window): None}
-            if all(self._window[k][0].linearization_error(self._estimate(k) if x is None else x) <= tolerance
+            if all(self._window[k][0].linearization_error(self.estimate(k) if x is None else x) <= tolerance
                    for k, x in ends.items() if k in self._window):
                 break
             graph, remove, moved = gtsam.NonlinearFactorGraph(), [], []
             for k, (rows, slot) in self._window.items():
-                x = self._estimate(k)
+                x = self.estimate(k)
                 if rows.linearization_error(x) > tolerance:
                     moved.append((k, rows.at(x)))
                     remove.append(slot)
                     graph.add(self._step_factor(k, moved[-1][1]))
-            recoveries = self._smoother.recoveries
-            solved = self._solved(self._smoother.replace_factors(remove, graph, self._keys(kept)))
-            if self._smoother.recoveries > recoveries:
+            recoveries = self.smoother.recoveries
+            solved = self._solved(self.smoother.replace_factors(remove, graph, self._keys(kept)))
+            if self.smoother.recoveries > recoveries:
                 self._window = {}
                 break
-            for (k, rows), slot in zip(moved, self._smoother.new_factor_indices):
+            for (k, rows), slot in zip(moved, self.smoother.new_factor_indices):
                 self._window[k] = (rows, slot)
             self._counters["relinearizations"] += 1
         return solved
 
-    def _estimate(self, k: int) -> np.ndarray:
-        """The smoother's current estimate of step k's stacked state."""
-        return self._split.join([self._smoother.estimate(key) for key in self._split.keys(k)])
+    def estimate(self, k: int) -> np.ndarray:
+        """The smoother's current estimate of step k's stacked state (k in the window)."""
+        return self.split.join([self.smoother.estimate(key) for key in self.split.keys(k)])
 
     def _keys(self, steps: range) -> list[int]:
         """The keys of the states of ``steps``."""
-        return [key for k in steps for key in self._split.keys(k)]
+        return [key for k in steps for key in self.split.keys(k)]
 
     def _solved(self, vectors: list[np.ndarray]) -> list[np.ndarray]:
         """The stacked states from the estimates of their keys, in the order of ``_keys``."""
-        parts = self._split.parts
-        return [self._split.join(vectors[i:i + parts]) for i in range(0, len(vectors), parts)]
-
-    def _load(self, share: float, steps: int) -> bool:
-        """Degradation bookkeeping after an update of ``steps`` steps, ``share`` s each (module
-        docstring, Load); True if the level was lowered."""
-        budget = 1e-3 * self.config.latency_budget_ms
-        recovered = False
-        if share > budget:
-            self._counters["overruns"] += steps
-            self._level = self._levels[min(self._levels.index(self._level) + 1, len(self._levels) - 1)]
-            self._calm, self._calm_seconds = 0, 0.0
-        else:
-            self._calm += steps
-            self._calm_seconds += share * steps
-            if self._calm >= self.config.recover_steps:
-                if self._level and self._calm_seconds < self.config.recover_fraction * budget * self._calm:
-                    self._level = self._levels[self._levels.index(self._level) - 1]
-                    self._counters["recoveries"] += 1
-                    recovered = True
-                self._calm, self._calm_seconds = 0, 0.0
-        self._freeze.on = self._level >= 1
-        return recovered
+        parts = self.split.parts
+        return [self.split.join(vectors[i:i + parts]) for i in range(0, len(vectors), parts)]
 
     def _output(self, k: int) -> tuple:
         """(q, q̇, q̈, forces, λ, sigma) of step k from its estimate."""
         n, layout, mech = self.layout.n, self.layout, self.mech
-        x = self._states[k]
+        x = self.states[k]
         q, qd, qdd = x[:n].copy(), x[n:2 * n].copy(), x[2 * n:3 * n].copy()
         if self.config.dynamics:
             lam = np.zeros(mech.m)
             lam[layout.row_indices] = x[layout.lam]
             values = x[layout.force]
-        else:  # kinematics only: [Φqᵀ | −E] [λ; F] = Q − M q̈ at the estimate (estimator.dynamics.inverse)
-            rhs = generalized_forces(mech, q, qd) - mech.arrays.mass @ qdd
-            lam, values, _ = multipliers_and_drive_forces(constraint_jacobian(mech, q), rhs, self._force_coordinates)
+        else:  # kinematics only: the inverse dynamics of the estimated motion
+            lam, values, _ = drive_forces_at(mech, q, qd, qdd, self.force_coordinates)
         forces = {name: float(v) for name, v in zip(self.config.unknown_forces, values)}
         sigma = None
-        if self.config.publish_sigmas and self._level == 0:
-            std = np.sqrt(np.diag(self._smoother.marginal_covariance(X(k))))  # x without λ, its prefix
+        if self.config.publish_sigmas and self.governor.level == 0:
+            std = np.sqrt(np.diag(self.smoother.marginal_covariance(X(k))))  # x without λ, its prefix
             sigma = {"q": std[:n], "qd": std[n:2 * n], "forces": std[layout.force]}
         return q, qd, qdd, forces, lam, sigma

@@ -24,7 +24,7 @@ from estimator.dynamics.inverse import inverse_dynamics
 from estimator.errors import MbstateError
 from estimator.kinematics import solve_position_problem
 from estimator.mechanism_file import load_mechanism
-from estimator.online.estimator import FixedClock
+from replay.clocks import FixedClock
 from fake_estimator import FakeConfig, FakeEstimator
 from sensors.config import load_sensors
 from sensors.virtual import Truth

@@ -133,4 +133,4 @@ def test_the_reset_command_forgets_the_jump_candidates() -> None:
     stream(node, 0.0, 0.5)
     node.handle(reading(ENCODER, 50.0, 50))
     node.reset()
-    assert node._jumped == {} and node.newest is None
+    assert node.jumped == {} and node.newest is None

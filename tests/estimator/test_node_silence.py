@@ -1,16 +1,17 @@
 """Every sensor silent for longer than ``max_future_s`` (the node's default, 0.25 s): the node's path
 (estimator.node.intake) restarts the OnlineEstimator at the new time instead of predicting through the
-silence. Four-bar scenario of estimator.benchmarks.node (1.5 s, seeded), silent from 0.5 s to 1.0 s."""
+silence. Four-bar scenario of replay.scenarios (1.5 s, seeded), silent from 0.5 s to 1.0 s."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from estimator.benchmarks.node import scenario
+from replay.scenarios import scenario
 from estimator.node.config import NodeParams
 from estimator.node.intake import Intake
 from estimator.online.config import EstimatorConfig
-from estimator.online.estimator import FixedClock, OnlineEstimator
+from replay.clocks import FixedClock
+from estimator.online.estimator import OnlineEstimator
 from sensors.base import wrap_angle
 
 

@@ -24,7 +24,8 @@ from estimator.model import Mechanism
 from estimator.node.intake import Intake
 from estimator.online.observability import SAMPLES, WINDOW_STEPS, ObservabilityReport, observability
 from estimator.online.config import EstimatorConfig
-from estimator.online.estimator import FixedClock, OnlineEstimator
+from replay.clocks import FixedClock
+from estimator.online.estimator import OnlineEstimator
 from estimator.online.startup import initial_state, start_anchor
 from sensors.config import build_sensors
 from sensors.messages import Reading

@@ -1,6 +1,6 @@
 """The online estimator: Jacobians of its stacked factors, reading attachment, timelines of late and
 out-of-order readings, start-up, unknown force estimation, reset, degradation and recovery, and
-deterministic replay. Scenario: estimator.benchmarks.node (four-bar, configs/sensors/fourbar.yaml),
+deterministic replay. Scenario: replay.scenarios (four-bar, configs/sensors/fourbar.yaml),
 0.6 s, seeded.
 """
 
@@ -12,7 +12,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from estimator.benchmarks.node import accuracy, feed, scenario
+from replay.scenarios import accuracy, feed, scenario
 from estimator.errors import MbstateError
 from estimator.factors.estimation_state import dynamics_rows, kinematic_rows
 from estimator.factors.keys import X
@@ -20,7 +20,8 @@ from estimator.factors.frozen import FreezeSwitch, freezable
 from estimator.factors.observation_stack import LinearizedStep, Observation, observation_rows, stacked_step_error
 from estimator.node.intake import Intake
 from estimator.online.config import EstimatorConfig
-from estimator.online.estimator import FixedClock, OnlineEstimator
+from replay.clocks import FixedClock
+from estimator.online.estimator import OnlineEstimator
 from sensors.messages import Reading
 
 T_END = 0.6
@@ -69,15 +70,15 @@ def assert_jacobian(fn, x: np.ndarray) -> None:
 def test_model_rows_jacobian(dynamics: bool) -> None:
     est = estimator(dataclasses.replace(CONFIG, dynamics=dynamics))
     x = state(100, est, np.random.default_rng(0))
-    assert_jacobian(est._model, x)
+    assert_jacobian(est.model.rows, x)
     if dynamics:  # e vanishes on the truth (λ, F true) up to the simulation's own error
         mech, _, truth, _ = case()
         x = np.zeros(est.layout.size)
         x[:15] = np.concatenate((truth.q[100], truth.qd[100], truth.qdd[100]))
         x[est.layout.lam], x[est.layout.force] = truth.lam[100][list(est.layout.rows)], truth.f[100]
-        assert np.max(np.abs(dynamics_rows(mech, est.layout, est._model.args[2], x, False)[0])) < 1e-8
+        assert np.max(np.abs(dynamics_rows(mech, est.layout, est.model.rows.args[2], x, False)[0])) < 1e-8
     else:
-        assert kinematic_rows is est._model.func
+        assert kinematic_rows is est.model.rows.func
 
 
 def without_loss(term):
@@ -92,10 +93,10 @@ def test_the_prediction_satisfies_the_process_relation(order: int) -> None:
     factor vanish: its Adams-Moulton rows and its random walks, an independent formulation."""
     est = estimator(dataclasses.replace(CONFIG, integrator_order=order))
     rng = np.random.default_rng(3)
-    est._states = {j: rng.normal(size=est.layout.size) for j in range(4)}
-    split = est._process[order]  # a SplitRelation: on the variables of each state that it involves
-    states = [est._states[j] for j in range(4 - order, 3)] + [est._predict(3)]
-    parts = [part for x in states for part in est._split.split(x)]
+    est.states = {j: rng.normal(size=est.layout.size) for j in range(4)}
+    split = est.drafter.process[order]  # a SplitRelation: on the variables of each state that it involves
+    states = [est.states[j] for j in range(4 - order, 3)] + [est.drafter.predict(3, est.states)]
+    parts = [part for x in states for part in est.split.split(x)]
     used = [part for part, involved in zip(parts, split.used) if involved]
     residual = sum(block @ x for block, x in zip(split.relation.blocks, used)) - split.relation.rhs
     assert np.max(np.abs(residual)) < 1e-12
@@ -105,7 +106,7 @@ def test_the_prediction_satisfies_the_process_relation(order: int) -> None:
 @pytest.mark.parametrize("delta", [0.0, 3e-4])
 def test_observation_rows_jacobian_with_shift_and_bias(sensor: str, delta: float) -> None:
     est = estimator()
-    term = without_loss(est._terms[sensor])
+    term = without_loss(est.terms[sensor])
     x = state(200, est, np.random.default_rng(1))
     observation = Observation(term, np.full(term.sensor.dimension, 0.3), term.whitening(None), delta)
     assert_jacobian(lambda y, jac: observation_rows(observation, y, jac), x)
@@ -114,7 +115,7 @@ def test_observation_rows_jacobian_with_shift_and_bias(sensor: str, delta: float
 def test_robust_loss_reweights_error_and_jacobian_by_the_same_factor() -> None:
     """IRLS (module docstring of observation_stack): both scaled by √w, w = min(1, k/|e|) for Huber."""
     est = estimator()
-    term = est._terms["coupler_gyro"]  # huber, k = 1.345
+    term = est.terms["coupler_gyro"]  # huber, k = 1.345
     x = state(200, est, np.random.default_rng(2))
     for z in (0.0, 5.0):
         robust = observation_rows(Observation(term, np.array([z]), term.whitening(None), 0.0), x)
@@ -130,7 +131,7 @@ def test_a_reading_off_the_grid_is_compared_at_its_own_stamp() -> None:
     δ θ̇ (~1e-3 rad at the scenario's speeds) without the shift."""
     mech, _, truth, _ = case()
     est = estimator()
-    term, k = est._terms["crank_encoder"], 300
+    term, k = est.terms["crank_encoder"], 300
     x = np.zeros(est.layout.size)
     x[:15] = np.concatenate((truth.q[k], truth.qd[k], truth.qdd[k]))
     later = term.sensor.measurement(truth.q[k + 1], jac=False)[0]
@@ -146,13 +147,13 @@ def test_a_step_linearized_reading_by_reading_equals_its_whole_error_function() 
     est = estimator()
     x0 = state(200, est, np.random.default_rng(4))
     observations = [Observation(term, np.full(term.sensor.dimension, 0.3), term.whitening(None), delta)
-                    for term, delta in zip(est._terms.values(), (-4e-4, 0.0, 2e-4, 5e-4))]
-    rows = LinearizedStep(est._model, est._weights, x0)
+                    for term, delta in zip(est.terms.values(), (-4e-4, 0.0, 2e-4, 5e-4))]
+    rows = LinearizedStep(est.model.rows, est.model.weights, x0)
     for observation in observations:
         rows.add(observation)
     for expected in (observations, observations[1:]):
         e, [jacobian] = rows.linearization()
-        whole_e, [whole_jacobian] = stacked_step_error(est._model, est._weights, expected)(x0)
+        whole_e, [whole_jacobian] = stacked_step_error(est.model.rows, est.model.weights, expected)(x0)
         np.testing.assert_array_equal(e, whole_e)
         np.testing.assert_array_equal(jacobian, whole_jacobian)
         rows.drop_oldest()
@@ -172,7 +173,7 @@ def test_a_step_linearized_reading_by_reading_equals_its_whole_error_function() 
 def test_start_up_waits_for_every_sensor_then_solves_the_initial_state() -> None:
     mech, _, truth, readings = case()
     est = estimator()
-    last = max(next(i for i, r in enumerate(readings) if r.sensor == name) for name in est._terms)
+    last = max(next(i for i, r in enumerate(readings) if r.sensor == name) for name in est.terms)
     for reading in readings[:last]:
         assert est.add(reading) == "pending"
         assert est.advance(reading.t) == []
@@ -240,18 +241,18 @@ def test_timeline_out_of_order_and_late_readings() -> None:
         est.add(readings[fed])
         est.advance(readings[fed].t)
         fed += 1
-    t0 = est._grid.t0
+    t0 = est.grid.t0
     held = {offset: next(r for r in readings if r.sensor == "crank_encoder" and abs(r.t - t0 - offset * 1e-3) < 4e-4)
             for offset in (19, 25, 35)}
     rest = [r for r in readings[fed:] if all(r is not h for h in held.values())]
     out = run_until(est, rest, t0 + 31.1e-3)
     assert out[-1].step == 30
-    before = est._smoother.estimate(X(25))
+    before = est.smoother.estimate(X(25))
     assert est.add(held[19]) == "late"
     assert est.add(held[25]) == "used"
     assert est.add(held[35]) == "pending"
     run_until(est, [r for r in rest if r.t > t0 + 31.1e-3], t0 + 32.1e-3)
-    assert not np.array_equal(before, est._smoother.estimate(X(25)))
+    assert not np.array_equal(before, est.smoother.estimate(X(25)))
     assert (est.counters["late"], est.counters["used"]) == (1, 1)
 
 
@@ -381,11 +382,11 @@ def test_pending_readings_are_bounded() -> None:
     _, _, _, readings = case()
     est = estimator(dataclasses.replace(CONFIG, max_pending=5))
     run_until(est, readings, 0.05)
-    t = est._grid.t0
+    t = est.grid.t0
     future = [dataclasses.replace(r, t=r.t + 0.1) for r in readings if 0.06 < r.t < 0.07]
     assert all(est.add(r) == "pending" for r in future)
-    assert est.counters["dropped"] >= len(future) - 5 and est._pending_count == 5
-    assert t == est._grid.t0
+    assert est.counters["dropped"] >= len(future) - 5 and est.readings.count == 5
+    assert t == est.grid.t0
 
 
 def test_readings_of_the_drafted_step_count_towards_the_bound() -> None:
@@ -397,11 +398,11 @@ def test_readings_of_the_drafted_step_count_towards_the_bound() -> None:
     run_until(est, readings, 0.05)
     gyro = next(r for r in readings if r.sensor == "coupler_gyro")
     offsets = 1e-5 * np.arange(8)
-    before = est._pending_count  # readings already in for steps not yet processed
-    assert all(est.add(dataclasses.replace(gyro, t=est._grid.time(est._next) + d)) == "pending" for d in offsets)
-    assert list(est._drafts) == [est._next]
-    assert [o.delta for o in est._drafts[est._next].rows.observations[-3:]] == pytest.approx(list(offsets[-3:]))
-    assert est.counters["dropped"] == before + 8 - 5 and est._pending_count == 5
+    before = est.readings.count  # readings already in for steps not yet processed
+    assert all(est.add(dataclasses.replace(gyro, t=est.grid.time(est.next_step) + d)) == "pending" for d in offsets)
+    assert list(est.readings.drafts) == [est.next_step]
+    assert [o.delta for o in est.readings.drafts[est.next_step].rows.observations[-3:]] == pytest.approx(list(offsets[-3:]))
+    assert est.counters["dropped"] == before + 8 - 5 and est.readings.count == 5
 
 
 def test_when_coalescing_every_step_of_the_next_update_is_drafted_and_bounded() -> None:
@@ -412,18 +413,18 @@ def test_when_coalescing_every_step_of_the_next_update_is_drafted_and_bounded() 
     est = estimator(dataclasses.replace(CONFIG, max_pending=4, max_coalesce=3, outlier_gate=None),
                     FixedClock(3.5e-3))
     run_until(est, readings, 0.1)
-    first = est._next
-    assert est.counters["level"] == 3 and list(est._drafts) == [first, first + 1, first + 2]
-    counts = [len(draft.rows.observations) for draft in est._drafts.values()]
+    first = est.next_step
+    assert est.counters["level"] == 3 and list(est.readings.drafts) == [first, first + 1, first + 2]
+    counts = [len(draft.rows.observations) for draft in est.readings.drafts.values()]
     gyro = next(r for r in readings if r.sensor == "coupler_gyro")
     dropped, added = est.counters["dropped"], 0
     while est.counters["dropped"] == dropped:
-        assert est.add(dataclasses.replace(gyro, t=est._grid.time(first + 2))) == "pending"
+        assert est.add(dataclasses.replace(gyro, t=est.grid.time(first + 2))) == "pending"
         added += 1
     expected = counts[:2] + [counts[2] + added]
     expected[next(i for i, count in enumerate(counts) if count)] -= 1
-    assert [len(draft.rows.observations) for draft in est._drafts.values()] == expected
-    assert est._pending_count == 4
+    assert [len(draft.rows.observations) for draft in est.readings.drafts.values()] == expected
+    assert est.readings.count == 4
 
 
 def test_the_final_advance_processes_the_due_steps_a_coalesced_update_still_waits_for() -> None:

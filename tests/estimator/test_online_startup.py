@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 from conftest import MECHANISMS
 
-from estimator.benchmarks.node import accuracy, feed, scenario
+from replay.scenarios import accuracy, feed, scenario
 from estimator.factors.observation_stack import LinearizedStep
 from estimator.online.config import EstimatorConfig
-from estimator.online.estimator import FixedClock, OnlineEstimator
+from replay.clocks import FixedClock
+from estimator.online.estimator import OnlineEstimator
 from estimator.constraints import constraint_values
 from estimator.errors import MbstateError
 from estimator.mechanism_file import load_mechanism
@@ -50,7 +51,7 @@ def test_linearization_error_is_zero_at_the_point_and_quadratic_away_from_it() -
     x0 = np.zeros(est.layout.size)
     x0[:mech.n] = mech.q0
     x0[mech.n:2 * mech.n] = np.linspace(0.5, 1.0, mech.n)
-    rows = LinearizedStep(est._model, est._weights, x0)
+    rows = LinearizedStep(est.model.rows, est.model.weights, x0)
     direction = np.random.default_rng(3).normal(size=x0.shape)
     assert rows.linearization_error(x0) == 0.0
     small, large = (rows.linearization_error(x0 + step * direction) for step in (1e-4, 2e-4))

@@ -1,5 +1,5 @@
 """Well-formed readings that poison the numbers (issue 12): the node's path (estimator.node.intake) with
-the product's OnlineEstimator on the four-bar scenario of estimator.benchmarks.node (0.6 s, seeded).
+the product's OnlineEstimator on the four-bar scenario of replay.scenarios (0.6 s, seeded).
 Each layer on its own: the bounds of sensors.plausibility, the estimator's outlier gate, and behind
 them the re-initialization after a solver failure or a failed start-up. Whatever gets through, every
 published estimate is finite and sane, or flagged."""
@@ -9,10 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from estimator.benchmarks.node import scenario
+from replay.scenarios import scenario
 from estimator.node.intake import Intake
 from estimator.online.config import EstimatorConfig
-from estimator.online.estimator import FixedClock, OnlineEstimator
+from replay.clocks import FixedClock
+from estimator.online.estimator import OnlineEstimator
 from sensors.plausibility import reading_bounds
 
 T_END = 0.6

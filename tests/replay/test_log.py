@@ -55,13 +55,14 @@ def test_readable_while_written_and_flushed_every_n_records(tmp_path) -> None:
 
 def test_flush_timer_of_an_idle_stream(tmp_path) -> None:
     path = tmp_path / "run.log"
-    log = LogWriter(path, {}, flush_records=1000, flush_seconds=0.05)
+    now = [0.0]
+    log = LogWriter(path, {}, flush_records=1000, flush_seconds=0.05, clock=lambda: now[0])
     for k in range(99):
         log.reading({"sensor": "gyro", "t": 0.001 * k, "seq": k, "value": 0.0})
     log.flush_if_due()  # not due yet: nothing more is written
     follower = LogFollower(path)
     assert len(follower.poll()) < 99
-    log._flushed_at -= 0.05  # the interval has passed without a record arriving
+    now[0] += 0.05  # the interval has passed without a record arriving
     log.flush_if_due()
     follower.poll()
     assert follower.count == 100  # the header and all 99 readings
@@ -166,9 +167,10 @@ def test_rotation_by_size_and_the_files_as_one_stream(tmp_path) -> None:
 
 
 def test_rotation_by_time(tmp_path) -> None:
-    with LogWriter(tmp_path / "run.mbslog", {}, rotate_seconds=3600.0) as log:
+    now = [0.0]
+    with LogWriter(tmp_path / "run.mbslog", {}, rotate_seconds=3600.0, clock=lambda: now[0]) as log:
         log.reading({"sensor": "gyro", "t": 0.0, "seq": 0, "value": 0.0})
-        log._opened -= 3600.0
+        now[0] += 3600.0
         log.reading({"sensor": "gyro", "t": 0.001, "seq": 1, "value": 0.0})
         assert log.part == 2
     assert [len(list(LogStream(p))) for p in log.paths] == [1, 1]

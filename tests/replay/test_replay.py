@@ -17,13 +17,15 @@ from node_harness import SENSORS, RunningNode, bound_sub, encoder, estimates, wr
 
 from estimator.errors import MbstateError
 from estimator.node.config import load_node_config
-from estimator.online.estimator import FixedClock, OnlineEstimator
+from replay.clocks import FixedClock
+from estimator.online.estimator import OnlineEstimator
 from estimator.timeseries import read_csv, write_csv
 from estimator.demo.run import crank_truth
 from estimator.logfile import LogWriter, read_log
 from replay.pacing import paced
 from replay.publish import Command, log_messages, publish
-from replay.replay import RecordedClock, estimates_trajectory, replay
+from replay.clocks import RecordedClock
+from replay.replay import estimates_trajectory, replay
 from sensors.messages import Reading
 from sensors.virtual import simulate_readings
 

@@ -38,7 +38,7 @@ def test_errors_streamed_in_chunks_are_the_direct_rmse(monkeypatch) -> None:
     estimates = np.column_stack([t, 3.0 * np.sin(t) + rng.normal(0, 1e-3, t.size),
                                  np.cos(t) + rng.normal(0, 0.1, t.size)])
     series = soak.Series(bucket_s=0.1)
-    soak.add_errors(series, soak._chunked(estimates.tolist()), soak._chunked(truth.tolist()))
+    soak.add_errors(series, soak.chunked(estimates.tolist()), soak.chunked(truth.tolist()))
     inside = t <= t_truth[-1]
     crank = estimates[inside, 1] - np.interp(t[inside], t_truth, truth[:, 1])
     torque = estimates[inside, 2] - np.interp(t[inside], t_truth, truth[:, 2])

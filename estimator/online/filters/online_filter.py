@@ -35,7 +35,7 @@ from estimator.online.filters.ukf import UnscentedKF
 from estimator.kinematics import AssemblyError
 from estimator.model import Mechanism
 from estimator.online.config import EstimatorConfig
-from estimator.online.estimator import COUNTERS, StepEstimate
+from estimator.online.interface import COUNTERS, StepEstimate
 from estimator.online.startup import initial_state, start_anchor
 from sensors.config import SensorSet
 from sensors.messages import Reading

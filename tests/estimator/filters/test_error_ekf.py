@@ -19,7 +19,7 @@ from estimator.factors.independent_coordinates import choose_independent_coordin
 from estimator.kinematics import solve_position_problem, solve_velocity_problem
 from estimator.mechanism_file import load_mechanism
 from estimator.online.config import EstimatorConfig
-from estimator.online.estimator import FixedClock
+from replay.clocks import FixedClock
 from replay.simulation import forward_truth
 from estimator.node.config import load_node_config
 from estimator.node.intake import online_estimator

@@ -1,0 +1,103 @@
+"""Grid steps drafted before they are due (the estimator.online.estimator module docstring, Steps
+drafted ahead): each step's initial guess predicted from the states before it, its model rows
+linearized there (observation_stack.LinearizedStep; its readings are added as they arrive) and its
+process factor (the integrator rows and the random walks, estimator.factors.estimation_state), or
+at step 0 the start prior."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import gtsam
+import numpy as np
+
+from estimator.factors.estimation_state import EstimationLayout, process_relation
+from estimator.factors.multistep import ADAMS_MOULTON
+from estimator.factors.observation_stack import LinearizedStep, Observation
+from estimator.factors.state_split import SplitRelation, StateSplit
+from estimator.online.config import EstimatorConfig
+from estimator.online.step_model import StepModel
+from sensors.base import Sensor
+
+
+@dataclass(frozen=True)
+class DraftStep:
+    """A grid step made ready before it is due: its initial guess (the prediction), its factor's rows
+    linearized there so far, and its process (or start-prior) factor."""
+
+    step: int
+    rows: LinearizedStep
+    process: gtsam.NonlinearFactor
+
+
+class Drafter:
+    """Predicts and drafts the steps of one estimator (its layout, grid step and integrator order)."""
+
+    def __init__(self, config: EstimatorConfig, layout: EstimationLayout, split: StateSplit, model: StepModel,
+                 sensors: Sequence[Sensor]) -> None:
+        self.config, self.layout, self.split, self.model = config, layout, split, model
+        self.process = self._process_relations(sensors)
+        self.prediction = self._prediction_matrices()
+
+    def _process_relations(self, sensors: Sequence[Sensor]) -> dict[int, SplitRelation]:
+        """Native process factors of orders 2 … integrator_order (the first steps use the lower ones)."""
+        config, layout, h = self.config, self.layout, self.config.dt
+        walks = [(layout.force, config.force_walk * np.sqrt(h))] if layout.forces else []
+        for i, sensor in enumerate(sensors):
+            if sensor.params.bias_state:
+                walks.append((layout.bias_of(i), max(sensor.params.noise.bias_step_sigma(h), 1e-9)))
+        if not config.dynamics:
+            n = layout.n
+            walks.append((slice(2 * n, 3 * n), config.jerk_random_walk * np.sqrt(h)))
+        floor, noise = config.integrator_sigma, config.acceleration_noise
+        sigmas = (float(np.hypot(floor, noise * h ** 1.5 / np.sqrt(12.0))), float(np.hypot(floor, noise * np.sqrt(h))))
+        return {p: self.split.relation(process_relation(layout, h, p, sigmas, walks))
+                for p in range(2, config.integrator_order + 1)}
+
+    def _prediction_matrices(self) -> dict[int, list[np.ndarray]]:
+        """For each integrator order p, the P_i with x_k = Σ_i P_i x_{k+1−p+i} (i = 0 … p−2), the
+        prediction of ``predict``: q̈, λ, F, b held from x_{k−1}, then with the weights β (oldest first)
+
+            q̇_k = q̇_{k−1} + β_{p−1} q̈_{k−1} + Σ_i β_i q̈_{k+1−p+i},
+            q_k = q_{k−1} + β_{p−1} q̇_k + Σ_i β_i q̇_{k+1−p+i}.
+
+        As matrices: one product a step instead of a sequence of vector updates."""
+        n, size = self.layout.n, self.layout.size
+        q, qd, qdd = slice(0, n), slice(n, 2 * n), slice(2 * n, 3 * n)
+        identity, matrices = np.eye(n), {}
+        for order in range(2, self.config.integrator_order + 1):
+            beta = self.config.dt * ADAMS_MOULTON[order]
+            past = [np.zeros((size, size)) for _ in range(order - 1)]
+            newest = past[-1]
+            newest += np.eye(size)
+            newest[qd, qdd] += beta[-1] * identity
+            newest[q, qd] += beta[-1] * identity
+            newest[q, qdd] += beta[-1] ** 2 * identity
+            for b, matrix in zip(beta[:-1], past):
+                matrix[qd, qdd] += b * identity
+                matrix[q, qd] += b * identity
+                matrix[q, qdd] += beta[-1] * b * identity
+            matrices[order] = past
+        return matrices
+
+    def predict(self, k: int, states: dict[int, np.ndarray]) -> np.ndarray:
+        """x_k from x_{k−1}, … in ``states``: q̈, λ, F, b held, q̇ and q by the integrator weights
+        (``_prediction_matrices``)."""
+        order = min(self.config.integrator_order, k + 1)
+        terms = [matrix @ states[j] for matrix, j in zip(self.prediction[order], range(k + 1 - order, k))]
+        return terms[0] if len(terms) == 1 else sum(terms)
+
+    def draft(self, k: int, guess: np.ndarray, observations: Sequence[Observation],
+              prior: SplitRelation) -> DraftStep:
+        """Step k linearized at ``guess`` with its ``observations`` so far; its process factor on the
+        steps before it (``prior`` at step 0)."""
+        rows = LinearizedStep(self.model.rows, self.model.weights, guess)
+        for observation in observations:
+            rows.add(observation)
+        if k == 0:
+            process = prior.factor([0])
+        else:
+            order = min(self.config.integrator_order, k + 1)
+            process = self.process[order].factor(range(k + 1 - order, k + 1))
+        return DraftStep(k, rows, process)

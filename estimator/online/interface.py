@@ -1,0 +1,59 @@
+"""What the node, replay and the lab see of an online estimator (the smoother of
+estimator.online.estimator or a filter baseline of estimator.online.filters): the ``Estimator``
+protocol, its per-step output ``StepEstimate`` and the names of its counters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from sensors.messages import Reading
+
+COUNTERS = ("readings", "steps", "pending", "used", "late", "dropped", "ignored", "outlier", "overruns",
+            "degraded_steps", "coalesced_steps", "recoveries", "solver_recoveries", "resets", "resyncs",
+            "reinitializations", "startup_failures", "relinearizations")
+RESTARTS = {"resync": "resyncs", "reinitialized": "reinitializations"}  # reset reasons and their counters
+
+
+@dataclass(frozen=True)
+class StepEstimate:
+    """The estimate of one grid step, published when the step is processed (the newest state of the
+    window, given every reading up to then)."""
+
+    step: int
+    t: float  # sensor time of the grid step [s]
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    forces: dict[str, float]  # estimated unknown actuator forces by actuator name [N, N·m]
+    lam: np.ndarray  # multipliers (m; zero on redundant rows)
+    sigma: dict[str, np.ndarray] | None  # {"q", "qd", "forces"}: marginal std devs when enabled
+    latency: float  # wall seconds of this step (its share when steps are coalesced)
+    update_steps: int  # grid steps in the smoother update that gave this estimate (1 unless coalesced)
+    flags: tuple[str, ...]  # "startup", "degraded", "coalesced", "recovered", "solver_recovery", "unobservable",
+    # "resync", "reinitialized"
+
+
+class Estimator(Protocol):
+    """Readings in (``add``, in arrival order), estimates out (``advance`` to the newest stamp seen)."""
+
+    observability: Any  # the start-up's estimator.online.observability.ObservabilityReport, None before
+
+    @property
+    def started(self) -> bool:
+        """True once the time grid and the start state are set."""
+
+    @property
+    def counters(self) -> dict[str, int]:
+        """The totals named in COUNTERS, with the current degradation ``level``."""
+
+    def add(self, reading: Reading) -> str:
+        """Take one validated reading; its disposition (a COUNTERS name)."""
+
+    def advance(self, sensor_time: float, final: bool = False) -> list[StepEstimate]:
+        """The estimates of every grid step due at ``sensor_time`` (``final``: the input has ended)."""
+
+    def reset(self, reason: str | None = None) -> None:
+        """Back to start-up, counters kept; ``reason`` None, ``resync`` or ``reinitialized``."""

@@ -1,0 +1,51 @@
+"""The model rows of one grid step and their weights: with dynamics, the position, velocity and
+acceleration constraints and the equations of motion with the unknown forces on the stacked state
+(estimator.factors.estimation_state.dynamics_rows); kinematics only, the three constraint levels
+(kinematic_rows). Each row divided by its σ (estimator.online.config) is one whitened row of the
+step's factor (estimator.factors.observation_stack)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+
+from estimator.factors.dynamics_factors import actuator_selection
+from estimator.factors.estimation_state import EstimationLayout, dynamics_rows, kinematic_rows
+from estimator.factors.observation_stack import RowFunction, weighted_model_rows
+from estimator.model import Mechanism
+from estimator.online.config import EstimatorConfig
+
+
+@dataclass(frozen=True)
+class StepModel:
+    """``rows(x, jac)``: the unweighted model rows of a stacked state x and their Jacobian;
+    ``weights``: 1/σ of each row."""
+
+    rows: RowFunction
+    weights: np.ndarray
+
+    def off_by(self, x: np.ndarray) -> float:
+        """max |row / σ| at x: how far x is off the model, in σ."""
+        return float(np.max(np.abs(weighted_model_rows(self.rows, self.weights, x, jac=False)[0])))
+
+
+def step_model(mech: Mechanism, layout: EstimationLayout, config: EstimatorConfig, rows: Sequence[int],
+               force_coordinates: Sequence[int]) -> StepModel:
+    """The model rows on ``layout`` under ``config``'s σ: the independent constraint ``rows`` at the
+    three levels, and with ``config.dynamics`` the equations of motion with unknown forces on
+    ``force_coordinates``."""
+    size = len(rows)
+    position, velocity, acceleration = (config.constraint_sigma, config.velocity_constraint_sigma,
+                                        config.acceleration_constraint_sigma)
+    if config.dynamics:
+        selection = (actuator_selection(mech, list(force_coordinates)) if len(force_coordinates)
+                     else np.zeros((mech.n, 0)))
+        function = partial(dynamics_rows, mech, layout, selection)
+        sigmas = np.repeat([position, velocity, config.dynamics_sigma, acceleration], [size, size, mech.n, size])
+    else:
+        function = partial(kinematic_rows, mech, np.asarray(rows), layout)
+        sigmas = np.repeat([position, velocity, acceleration], size)
+    return StepModel(function, 1.0 / sigmas)
