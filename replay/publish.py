@@ -21,8 +21,8 @@ import msgpack
 import zmq
 
 from estimator.errors import MbstateError
-from estimator.node.client import ClientKeys, Handshake
 from estimator.logfile import LogStream
+from estimator.node.client import ClientKeys, Handshake
 from replay.node_control import NodeControl
 from replay.pacing import paced
 

@@ -35,12 +35,12 @@ import numpy as np
 
 from estimator.collector import steady_collection
 from estimator.errors import MbstateError, shown
+from estimator.logfile import LogStream, Record
 from estimator.model import Mechanism
 from estimator.node.config import NodeConfig
 from estimator.node.intake import EstimatorFactory, Intake, intake_for, online_estimator
 from estimator.node.recorded_for import check_recorded_for, shortened
 from estimator.timeseries import Trajectory
-from estimator.logfile import LogStream, Record
 from replay.clocks import MeasuredFixedClock, RecordedClock
 from replay.pacing import paced, stamp
 

@@ -74,10 +74,10 @@ import numpy as np
 import yaml
 import zmq
 
-from estimator.mechanism_file import load_mechanism
 from estimator.demo.run import crank_truth
-from estimator.node.config import LogParams
 from estimator.logfile import FRAME, MAGIC, LogStream, LogWriter, read_log
+from estimator.mechanism_file import load_mechanism
+from estimator.node.config import LogParams
 from replay.publish import connect_publisher
 from sensors.config import load_sensors
 from sensors.virtual import simulate_readings

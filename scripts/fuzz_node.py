@@ -24,10 +24,10 @@ import msgpack
 import numpy as np
 import zmq
 
-from estimator.node.config import load_node_config
-from estimator.node.runtime import Node, with_log_path
 from estimator.demo.run import crank_truth
 from estimator.logfile import read_log
+from estimator.node.config import load_node_config
+from estimator.node.runtime import Node, with_log_path
 from replay.publish import connect_publisher
 from replay.replay import replay
 from sensors.hostile import KINDS, hostile_messages

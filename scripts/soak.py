@@ -60,9 +60,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from estimator.cli.replay import EstimatesCsv  # noqa: E402
+from estimator.logfile import LogStream  # noqa: E402
 from estimator.node.config import load_node_config  # noqa: E402
 from estimator.node.intake import online_estimator  # noqa: E402
-from estimator.logfile import LogStream  # noqa: E402
 from replay.node_control import NodeControl  # noqa: E402
 from replay.pacing import stamp  # noqa: E402
 from replay.publish import log_messages, publish  # noqa: E402

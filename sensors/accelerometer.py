@@ -20,9 +20,9 @@ import numpy as np
 from numba import njit
 
 from estimator.model import Body, Mechanism
+from estimator.section import Section
 from sensors.base import Jacobians, SensorModel, SensorParams, check_noise, read_common
 from sensors.geometry import axis_map, point_map, rotation
-from estimator.section import Section
 
 KIND, UNITS = "accelerometer", "m/s^2"
 SPAN = 1e4  # default range ±SPAN [m/s²] (about 1000 g) without a saturation

@@ -13,13 +13,13 @@ from typing import Any
 
 from estimator.errors import MbstateError, shown
 from estimator.model import Mechanism
+from estimator.section import Section
 from estimator.yaml_file import read_yaml
 from sensors.accelerometer import Accelerometer
 from sensors.base import SensorModel
 from sensors.encoder import Encoder
 from sensors.gyroscope import Gyroscope
 from sensors.load_cell import LoadCell
-from estimator.section import Section
 
 KINDS: dict[str, type] = {"gyroscope": Gyroscope, "accelerometer": Accelerometer, "encoder": Encoder,
                           "load_cell": LoadCell}

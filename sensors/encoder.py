@@ -21,9 +21,9 @@ from numba import njit
 
 from estimator.errors import shown
 from estimator.model import Body, Mechanism
+from estimator.section import Section
 from sensors.base import Jacobians, SensorModel, SensorParams, check_noise, read_common, wrap_angle
 from sensors.geometry import LinearMap, axis_angle, axis_map, position_map, segment_map
-from estimator.section import Section
 
 KIND = "encoder"
 SPANS = {"rad": 1e6, "m": 1e3}  # default range ±span [rad] (multi-turn) or [m] without a saturation

@@ -15,9 +15,9 @@ import numpy as np
 from numba import njit
 
 from estimator.model import Body, Mechanism
+from estimator.section import Section
 from sensors.base import Jacobians, SensorModel, SensorParams, check_noise, read_common
 from sensors.geometry import axis_map, axis_rate
-from estimator.section import Section
 
 KIND, UNITS = "gyroscope", "rad/s"
 SPAN = 1e3  # default range ±SPAN [rad/s] (about 9500 rpm) without a saturation

@@ -23,8 +23,8 @@ import numpy as np
 
 from estimator.errors import shown
 from estimator.model import DISTANCE, Mechanism
-from sensors.base import Jacobians, SensorModel, SensorParams, check_noise, read_common
 from estimator.section import Section
+from sensors.base import Jacobians, SensorModel, SensorParams, check_noise, read_common
 
 KIND = "load_cell"
 SPAN = 1e7  # default range ±SPAN [N, N·m] without a saturation

@@ -45,21 +45,21 @@ from typing import Any
 
 import numpy as np
 
+from estimator.assembly import assembled, coordinate_indices
 from estimator.benchmarks import CONFIGS, machine, machine_stalls
 from estimator.benchmarks.node import stall_line
-from estimator.assembly import assembled, coordinate_indices
 from estimator.drive_trajectory import load_drive_trajectory
 from estimator.errors import MbstateError
 from estimator.mechanism_file import load_mechanism
 from estimator.model import Mechanism
 from estimator.node.config import NodeConfig, load_node_config
-from replay.clocks import FixedClock
+from estimator.section import Section
 from estimator.yaml_file import read_yaml
+from replay.clocks import FixedClock
 from replay.replay import replay_readings
 from replay.simulation import forward_truth, inverse_truth, sensor_step
 from sensors.base import wrap_angle
 from sensors.config import SensorSet, load_sensors
-from estimator.section import Section
 from sensors.virtual import Truth, simulate_readings
 
 MATRIX = CONFIGS.parent / "bench" / "accuracy.yaml"

@@ -19,8 +19,8 @@ import numpy as np
 
 from estimator.benchmarks import CONFIGS, Timing, machine, time_per_step
 from estimator.constraints import constraint_values
-from estimator.graph_dynamics.forward import FgOptions, simulate_fg
 from estimator.dynamics.forward import ForwardOptions, consistent_initial_state, integrate
+from estimator.graph_dynamics.forward import FgOptions, simulate_fg
 from estimator.mechanism_file import load_mechanism
 from estimator.smoother import ORDERINGS, SmootherOptions
 

@@ -22,8 +22,8 @@ import numpy as np
 
 from estimator.benchmarks import CONFIGS, Timing, machine, time_per_step
 from estimator.drive_trajectory import load_drive_trajectory
-from estimator.graph_dynamics.inverse import FGOptions, fg_inverse_dynamics
 from estimator.dynamics.inverse import inverse_dynamics
+from estimator.graph_dynamics.inverse import FGOptions, fg_inverse_dynamics
 from estimator.mechanism_file import load_mechanism
 from estimator.model import Mechanism
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 import argparse
 import json
 
+from estimator.argument_types import positive_float
 from estimator.benchmarks import machine
 from estimator.benchmarks.accuracy import MOTIONS, accuracy_matrix
 from estimator.benchmarks.classical import forward_benchmarks, inverse_benchmarks
 from estimator.benchmarks.fg_forward import fg_forward_benchmarks
 from estimator.benchmarks.fg_inverse import fg_inverse_benchmarks
 from estimator.benchmarks.node import node_benchmarks
-from estimator.argument_types import positive_float
 from estimator.errors import MbstateError
 
 SUITES = {"forward": forward_benchmarks, "inverse": inverse_benchmarks, "fg-forward": fg_forward_benchmarks,

@@ -26,9 +26,9 @@ from estimator.kinematics import constraint_rank, suggested_independent
 from estimator.mechanism_file import load_mechanism
 from estimator.model import Mechanism
 from estimator.node.config import load_node_config
-from estimator.online.observability import ObservabilityReport, observability
 from estimator.online.config import EstimatorConfig
 from estimator.online.estimator import OnlineEstimator
+from estimator.online.observability import ObservabilityReport, observability
 from estimator.online.startup import initial_state, start_anchor
 from sensors.config import SensorSet, load_sensors
 

@@ -12,11 +12,11 @@ from estimator.argument_types import assignments, non_negative_float, positive_f
 from estimator.assembly import assembled, coordinate_indices
 from estimator.cli.arguments import load
 from estimator.constraints import constraint_values
-from estimator.graph_dynamics.forward import FgOptions, simulate_fg
 from estimator.dynamics.forward import METHODS, ForwardOptions, simulate
 from estimator.dynamics.integrators import TABLEAUS
 from estimator.dynamics.singularity import near_singularity
 from estimator.forces import kinetic_energy, potential_energy
+from estimator.graph_dynamics.forward import FgOptions, simulate_fg
 from estimator.kinematics import solve_velocity_problem
 from estimator.smoother import FACTORIZATIONS, SmootherOptions
 from estimator.timeseries import write_csv

@@ -9,8 +9,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from estimator.benchmarks import machine
 from estimator.argument_types import positive_float
+from estimator.benchmarks import machine
 from estimator.errors import MbstateError
 
 

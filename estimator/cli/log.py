@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from estimator.errors import MbstateError
-from estimator.timeseries import CsvWriter, Trajectory
 from estimator.logfile import LogStream
+from estimator.timeseries import CsvWriter, Trajectory
 
 ROWS = 1000  # rows per CSV write
 EXPORTS = {"truth": "truth", "estimates": "estimate", "readings": "reading"}

@@ -8,8 +8,8 @@ import time
 from typing import Any
 
 from estimator.cli.run import summary_line
-from estimator.node.config import load_node_config
 from estimator.model import Mechanism
+from estimator.node.config import load_node_config
 from estimator.timeseries import CsvWriter
 from replay.replay import estimates_trajectory, replay
 

@@ -25,10 +25,10 @@ from estimator.cli.inverse import driven
 from estimator.dynamics.forward import METHODS
 from estimator.errors import MbstateError
 from estimator.kinematics import solve_velocity_problem
+from estimator.logfile import LogWriter
 from estimator.model import Mechanism
 from estimator.node.config import NodeParams
 from estimator.node.recorded_for import setup_header
-from estimator.logfile import LogWriter
 from replay.publish import log_messages, publish
 from replay.simulation import forward_truths, inverse_truths, sensor_step, simulated_records
 from sensors.config import SensorSet, load_sensors

@@ -36,13 +36,13 @@ from typing import Any
 
 import numpy as np
 
+from estimator.demo.peer import Peer
 from estimator.dynamics.inverse import inverse_dynamics
 from estimator.model import Mechanism
 from estimator.node.access import CurveParams, make_key_pair
 from estimator.node.config import NodeConfig, load_node_config
 from estimator.node.intake import EstimatorFactory, intake_for, online_estimator
 from estimator.node.runtime import Node
-from estimator.demo.peer import Peer
 from sensors.virtual import Truth, simulate_readings
 
 DATA_FILES = {"mechanism": "fourbar_crank.yaml", "sensors": "fourbar_sensors.yaml",

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from estimator.constraints import constraint_jacobian
 from estimator.dynamics import ali3, lagrange, rmatrix
 from estimator.dynamics.integrators import TABLEAUS
 from estimator.errors import MbstateError
 from estimator.forces import generalized_forces, has_state_forces
-from estimator.constraints import constraint_jacobian
 from estimator.kinematics import (RANK_TOLERANCE, independent_coordinates, solve_position_problem,
                                   solve_velocity_problem)
 from estimator.model import Mechanism

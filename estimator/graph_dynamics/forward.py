@@ -43,14 +43,14 @@ from functools import partial
 import gtsam
 import numpy as np
 
+from estimator.constraints import constraint_derivatives
 from estimator.dynamics import lagrange
 from estimator.dynamics.forward import multipliers
 from estimator.errors import MbstateError
 from estimator.factors.adapter import gtsam_factor
-from estimator.factors.keys import X
-from estimator.constraints import constraint_derivatives
 from estimator.factors.constraint_factors import independent_constraint_rows
 from estimator.factors.independent_coordinates import choose_independent_coordinates
+from estimator.factors.keys import X
 from estimator.factors.memo import remember_last
 from estimator.factors.multistep import ADAMS_MOULTON, adams_moulton_error
 from estimator.factors.native import LinearRelation

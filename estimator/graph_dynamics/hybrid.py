@@ -30,7 +30,6 @@ from functools import partial
 import gtsam
 import numpy as np
 
-from estimator.graph_dynamics.inverse import FGInverseResult, FGOptions, gauss_newton, read_values
 from estimator.dynamics.inverse import drive_indices
 from estimator.errors import MbstateError
 from estimator.factors import keys
@@ -39,6 +38,7 @@ from estimator.factors.constraint_factors import independent_constraint_rows
 from estimator.factors.drive_factors import drive_prior, drive_prior_noise, driven_step_error, driven_step_sigmas
 from estimator.factors.integrators import trapezoidal_error
 from estimator.factors.native import native_linear_factor
+from estimator.graph_dynamics.inverse import FGInverseResult, FGOptions, gauss_newton, read_values
 from estimator.kinematics import AssemblyError, degrees_of_freedom, solve_position_problem, solve_velocity_problem
 from estimator.model import Mechanism
 from estimator.timeseries import Trajectory

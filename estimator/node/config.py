@@ -17,11 +17,11 @@ from typing import Any
 
 from estimator.errors import shown
 from estimator.mechanism_file import load_mechanism
-from estimator.node.access import CurveParams, key_pair
 from estimator.model import Mechanism
+from estimator.node.access import CurveParams, key_pair
+from estimator.section import Section
 from estimator.yaml_file import read_yaml
 from sensors.config import SensorSet, load_sensors
-from estimator.section import Section
 
 TOP_KEYS = ("mechanism", "sensors", "estimator", "node", "description")
 TRANSPORTS = ("tcp://", "ipc://", "inproc://")

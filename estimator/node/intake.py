@@ -51,12 +51,12 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from estimator.logfile import LogWriter
 from estimator.node.config import NodeConfig
 from estimator.node.publishing import UNPACK_ERRORS, estimate_message, unpack
 from estimator.node.recorded_for import setup_header
 from estimator.node.stats import LatencyWindow, NodeCounters, SensorTrack
 from estimator.online.interface import Estimator, StepEstimate
-from estimator.logfile import LogWriter
 from sensors.messages import MessageError, Reading, validate
 from sensors.plausibility import ReadingBounds, reading_bounds
 

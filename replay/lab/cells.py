@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from estimator.node.config import NodeConfig, NodeParams
-from replay.lab.suite import Cell, Scenario, Suite, load_suite
 from replay.clocks import MeasuredFixedClock
+from replay.lab.suite import Cell, Scenario, Suite, load_suite
 from replay.replay import replay_readings
 from replay.simulation import forward_truth, sensor_step
 from sensors.base import wrap_angle

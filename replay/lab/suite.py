@@ -21,8 +21,8 @@ from estimator.mechanism_file import build_mechanism
 from estimator.model import Mechanism
 from estimator.online.config import EstimatorConfig
 from estimator.online.startup import start_anchor
-from estimator.yaml_file import read_yaml
 from estimator.section import Section
+from estimator.yaml_file import read_yaml
 
 
 @dataclass(frozen=True)

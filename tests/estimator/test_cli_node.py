@@ -19,11 +19,11 @@ from conftest import MECHANISMS, REPO, cli_exit_code
 from fake_estimator import fake_factory
 from node_harness import RunningNode, bound_sub, curve_config, encoder, keys_of
 
+from estimator.demo.run import run_demo, summary_text
+from estimator.logfile import LogWriter
 from estimator.node.intake import online_estimator
 from estimator.node.publishing import estimate_message
 from estimator.timeseries import read_csv
-from estimator.demo.run import run_demo, summary_text
-from estimator.logfile import LogWriter
 
 EXAMPLE = str(REPO / "configs" / "estimator" / "fourbar.yaml")
 

@@ -16,9 +16,9 @@ import pytest
 from conftest import MECHANISMS
 from estimator.cli import main
 from estimator.constraints import constraint_values
-from estimator.graph_dynamics.forward import FgOptions, simulate_fg
 from estimator.dynamics.forward import ForwardOptions, consistent_initial_state, integrate
 from estimator.errors import MbstateError
+from estimator.graph_dynamics.forward import FgOptions, simulate_fg
 from estimator.kinematics import solve_velocity_problem
 from estimator.mechanism_file import load_mechanism
 from estimator.timeseries import read_csv

@@ -16,9 +16,9 @@ import yaml
 from conftest import MECHANISMS
 
 import estimator.cli as cli
-from estimator.graph_dynamics.hybrid import fg_hybrid_dynamics
 from estimator.dynamics.forward import ForwardOptions, consistent_initial_state, integrate
 from estimator.errors import MbstateError
+from estimator.graph_dynamics.hybrid import fg_hybrid_dynamics
 from estimator.mechanism_file import build_mechanism, load_mechanism
 from estimator.timeseries import read_csv
 

@@ -13,11 +13,11 @@ from conftest import MECHANISMS, REPO, reference_file
 
 from estimator.cli import main
 from estimator.drive_trajectory import load_drive_trajectory
-from estimator.graph_dynamics.inverse import FGOptions, fg_inverse_dynamics
 from estimator.dynamics.inverse import inverse_dynamics
 from estimator.errors import MbstateError
 from estimator.factors.constraint_factors import independent_constraint_rows
 from estimator.factors.drive_factors import driven_step_error
+from estimator.graph_dynamics.inverse import FGOptions, fg_inverse_dynamics
 from estimator.kinematics import solve_acceleration_problem, solve_position_problem, solve_velocity_problem
 from estimator.mechanism_file import load_mechanism
 from estimator.timeseries import read_csv

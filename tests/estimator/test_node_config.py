@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from conftest import MECHANISMS, REPO
 
+from estimator.demo.run import DATA_FILES
 from estimator.errors import MbstateError
 from estimator.node.config import LogParams, NodeParams, load_node_config
 from estimator.online.config import EstimatorConfig
-from estimator.demo.run import DATA_FILES
 
 EXAMPLE = REPO / "configs" / "estimator" / "fourbar.yaml"
 SENSORS = REPO / "configs" / "sensors" / "fourbar.yaml"

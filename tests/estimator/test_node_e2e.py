@@ -25,10 +25,10 @@ from conftest import REPO
 from fake_estimator import FakeConfig, fake_factory
 from node_harness import RunningNode, encoder, estimates, write_config
 
-from estimator.node.config import load_node_config
-from estimator.node.intake import online_estimator
 from estimator.demo.run import crank_truth
 from estimator.logfile import LogFollower, read_log
+from estimator.node.config import load_node_config
+from estimator.node.intake import online_estimator
 from replay.publish import connect_publisher
 from sensors.virtual import simulate_readings
 

@@ -13,8 +13,8 @@ import zmq
 from fake_estimator import FakeConfig, fake_factory
 from node_harness import RunningNode, encoder, write_config
 
-from estimator.node.config import load_node_config
 from estimator.logfile import read_log
+from estimator.node.config import load_node_config
 from replay.replay import replay
 from sensors.hostile import VALID, hostile_messages
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from replay.scenarios import scenario
 from estimator.node.config import NodeParams
 from estimator.node.intake import Intake
 from estimator.online.config import EstimatorConfig
-from replay.clocks import FixedClock
 from estimator.online.estimator import OnlineEstimator
+from replay.clocks import FixedClock
+from replay.scenarios import scenario
 from sensors.base import wrap_angle
 
 

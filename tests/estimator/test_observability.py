@@ -22,11 +22,11 @@ from estimator.mass import with_gravity
 from estimator.mechanism_file import load_mechanism
 from estimator.model import Mechanism
 from estimator.node.intake import Intake
-from estimator.online.observability import SAMPLES, WINDOW_STEPS, ObservabilityReport, observability
 from estimator.online.config import EstimatorConfig
-from replay.clocks import FixedClock
 from estimator.online.estimator import OnlineEstimator
+from estimator.online.observability import SAMPLES, WINDOW_STEPS, ObservabilityReport, observability
 from estimator.online.startup import initial_state, start_anchor
+from replay.clocks import FixedClock
 from sensors.config import build_sensors
 from sensors.messages import Reading
 

@@ -12,16 +12,16 @@ import dataclasses
 import numpy as np
 import pytest
 
-from replay.scenarios import accuracy, feed, scenario
 from estimator.errors import MbstateError
 from estimator.factors.estimation_state import dynamics_rows, kinematic_rows
-from estimator.factors.keys import X
 from estimator.factors.frozen import FreezeSwitch, freezable
+from estimator.factors.keys import X
 from estimator.factors.observation_stack import LinearizedStep, Observation, observation_rows, stacked_step_error
 from estimator.node.intake import Intake
 from estimator.online.config import EstimatorConfig
-from replay.clocks import FixedClock
 from estimator.online.estimator import OnlineEstimator
+from replay.clocks import FixedClock
+from replay.scenarios import accuracy, feed, scenario
 from sensors.messages import Reading
 
 T_END = 0.6

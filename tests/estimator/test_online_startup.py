@@ -6,15 +6,15 @@ import numpy as np
 import pytest
 from conftest import MECHANISMS
 
-from replay.scenarios import accuracy, feed, scenario
-from estimator.factors.observation_stack import LinearizedStep
-from estimator.online.config import EstimatorConfig
-from replay.clocks import FixedClock
-from estimator.online.estimator import OnlineEstimator
 from estimator.constraints import constraint_values
 from estimator.errors import MbstateError
+from estimator.factors.observation_stack import LinearizedStep
 from estimator.mechanism_file import load_mechanism
+from estimator.online.config import EstimatorConfig
+from estimator.online.estimator import OnlineEstimator
 from estimator.online.startup import determines_position, fitted_motion, start_anchor
+from replay.clocks import FixedClock
+from replay.scenarios import accuracy, feed, scenario
 from sensors.config import build_sensors
 from sensors.messages import Reading
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from replay.scenarios import scenario
 from estimator.node.intake import Intake
 from estimator.online.config import EstimatorConfig
-from replay.clocks import FixedClock
 from estimator.online.estimator import OnlineEstimator
+from replay.clocks import FixedClock
+from replay.scenarios import scenario
 from sensors.plausibility import reading_bounds
 
 T_END = 0.6

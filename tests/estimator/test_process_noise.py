@@ -18,11 +18,11 @@ import math
 import numpy as np
 from conftest import MECHANISMS
 
-from replay.scenarios import feed
 from estimator.factors.estimation_state import EstimationLayout, process_relation
 from estimator.mechanism_file import load_mechanism
 from estimator.online.config import EstimatorConfig
 from replay.clocks import FixedClock
+from replay.scenarios import feed
 from replay.simulation import forward_truth
 from sensors.config import build_sensors
 from sensors.virtual import simulate_readings

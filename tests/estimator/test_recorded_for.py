@@ -13,9 +13,9 @@ import pytest
 from conftest import MECHANISMS, REPO, cli_exit_code
 from node_harness import SENSORS, encoder
 
+from estimator.logfile import LogWriter
 from estimator.node.config import load_node_config
 from estimator.node.recorded_for import model_parameters, setup_header
-from estimator.logfile import LogWriter
 
 CONFIG = REPO / "configs" / "estimator" / "fourbar.yaml"
 

@@ -8,10 +8,10 @@ import pytest
 
 import estimator.smoother as smoother_module
 from conftest import MECHANISMS
-from estimator.factors.adapter import gtsam_factor
-from estimator.graph_dynamics.forward import simulate_fg
 from estimator.dynamics.forward import ForwardOptions, consistent_initial_state, integrate
 from estimator.errors import MbstateError
+from estimator.factors.adapter import gtsam_factor
+from estimator.graph_dynamics.forward import simulate_fg
 from estimator.mechanism_file import load_mechanism
 from estimator.smoother import FixedLagSmoother, SmootherOptions
 

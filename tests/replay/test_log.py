@@ -7,8 +7,8 @@ import msgpack
 import numpy as np
 import pytest
 
-from estimator.errors import MbstateError
 from estimator import logfile as log_module
+from estimator.errors import MbstateError
 from estimator.logfile import FORMAT, MAGIC, LogFollower, LogStream, LogWriter, log_files, read_log, records
 
 

@@ -15,16 +15,16 @@ from conftest import MECHANISMS, REPO, cli_exit_code
 from fake_estimator import FakeConfig, fake_factory
 from node_harness import SENSORS, RunningNode, bound_sub, encoder, estimates, write_config
 
+from estimator.demo.run import crank_truth
 from estimator.errors import MbstateError
+from estimator.logfile import LogWriter, read_log
 from estimator.node.config import load_node_config
-from replay.clocks import FixedClock
 from estimator.online.estimator import OnlineEstimator
 from estimator.timeseries import read_csv, write_csv
-from estimator.demo.run import crank_truth
-from estimator.logfile import LogWriter, read_log
+from replay.clocks import FixedClock
+from replay.clocks import RecordedClock
 from replay.pacing import paced
 from replay.publish import Command, log_messages, publish
-from replay.clocks import RecordedClock
 from replay.replay import estimates_trajectory, replay
 from sensors.messages import Reading
 from sensors.virtual import simulate_readings

@@ -30,9 +30,9 @@ import numpy as np
 
 from estimator.dynamics import rmatrix
 from estimator.dynamics.integrators import TABLEAUS
-from estimator.online.filters.manifold import Linearization, change_of_coordinates, corrected, linearize
 from estimator.kinematics import RANK_TOLERANCE
 from estimator.model import Mechanism
+from estimator.online.filters.manifold import Linearization, change_of_coordinates, corrected, linearize
 from sensors.base import SensorModel
 
 POSITION_TOLERANCE = 1e-12  # [m, rad] of the R-matrix step's position problems

@@ -30,11 +30,11 @@ from estimator.errors import MbstateError
 from estimator.factors.estimation_state import EstimationLayout
 from estimator.factors.keys import TimeGrid, drop_oldest
 from estimator.factors.observation_stack import SensorTerm, sensor_term
-from estimator.online.filters.error_ekf import ErrorEKF, Measurement
-from estimator.online.filters.ukf import UnscentedKF
 from estimator.kinematics import AssemblyError
 from estimator.model import Mechanism
 from estimator.online.config import EstimatorConfig
+from estimator.online.filters.error_ekf import ErrorEKF, Measurement
+from estimator.online.filters.ukf import UnscentedKF
 from estimator.online.interface import COUNTERS, StepEstimate
 from estimator.online.startup import initial_state, start_anchor
 from sensors.config import SensorSet

@@ -12,19 +12,19 @@ import pytest
 from conftest import MECHANISMS
 from estimator.constraints import constraint_jacobian, constraint_values
 from estimator.errors import MbstateError
-from estimator.online.filters.error_ekf import Measurement, forward_step, measurement_rows, process_noise
-from estimator.online.filters.manifold import change_of_coordinates, corrected, linearize
-from estimator.online.filters.online_filter import OnlineFilter
 from estimator.factors.independent_coordinates import choose_independent_coordinates
 from estimator.kinematics import solve_position_problem, solve_velocity_problem
 from estimator.mechanism_file import load_mechanism
-from estimator.online.config import EstimatorConfig
-from replay.clocks import FixedClock
-from replay.simulation import forward_truth
 from estimator.node.config import load_node_config
 from estimator.node.intake import online_estimator
-from sensors.config import build_sensors
+from estimator.online.config import EstimatorConfig
+from estimator.online.filters.error_ekf import Measurement, forward_step, measurement_rows, process_noise
+from estimator.online.filters.manifold import change_of_coordinates, corrected, linearize
+from estimator.online.filters.online_filter import OnlineFilter
 from estimator.section import Section
+from replay.clocks import FixedClock
+from replay.simulation import forward_truth
+from sensors.config import build_sensors
 from sensors.virtual import simulate_readings
 
 FOURBAR = load_mechanism(MECHANISMS / "fourbar_benchmark.yaml")
