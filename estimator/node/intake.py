@@ -53,7 +53,7 @@ from typing import Any
 
 from estimator.logfile import LogWriter
 from estimator.node.config import NodeConfig
-from estimator.node.publishing import UNPACK_ERRORS, estimate_message, unpack
+from estimator.node.publishing import UNPACK_ERRORS, estimate_fields, unpack
 from estimator.node.recorded_for import setup_header
 from estimator.node.stats import LatencyWindow, NodeCounters, SensorTrack
 from estimator.online.interface import Estimator, StepEstimate
@@ -225,10 +225,8 @@ class Intake:
             if estimate.latency > self.budget_s:
                 self.counters.overruns += 1
             if self.log is not None and self.record_estimates:
-                record = estimate_message(estimate)
-                del record["type"]
-                record["f"] = [record["forces"].get(name, math.nan) for name in self.actuators]
-                self.log.write("estimate", record)
+                forces = [float(estimate.forces.get(name, math.nan)) for name in self.actuators]
+                self.log.write("estimate", {**estimate_fields(estimate), "f": forces})
         return estimates
 
     def _malformed(self, reason: str, text: str) -> None:

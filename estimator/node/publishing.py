@@ -23,6 +23,7 @@ from typing import Any
 import msgpack
 import numpy as np
 
+from estimator.online.interface import StepEstimate
 from sensors.messages import MessageError, unpack  # noqa: F401 (unpack: the node's one way to read msgpack)
 
 
@@ -39,17 +40,22 @@ def plain(value: Any) -> Any:
     return value
 
 
-def estimate_message(estimate: Any) -> dict[str, Any]:
-    """The ``estimate`` map of an estimator.online.estimator.StepEstimate."""
-    message = {"type": "estimate", "step": int(estimate.step), "t": float(estimate.t),
+def estimate_message(estimate: StepEstimate) -> dict[str, Any]:
+    """The ``estimate`` message of a step: ``type`` and the ``estimate_fields``."""
+    return {"type": "estimate", **estimate_fields(estimate)}
+
+
+def estimate_fields(estimate: StepEstimate) -> dict[str, Any]:
+    """A StepEstimate as a msgpack-ready map (the message and the log's ``estimate`` record share it)."""
+    fields = {"step": int(estimate.step), "t": float(estimate.t),
                "q": plain(np.asarray(estimate.q, float)), "qd": plain(np.asarray(estimate.qd, float)),
                "qdd": plain(np.asarray(estimate.qdd, float)), "lam": plain(np.asarray(estimate.lam, float)),
                "forces": {str(k): float(v) for k, v in estimate.forces.items()},
                "latency_ms": 1e3 * float(estimate.latency), "update_steps": int(estimate.update_steps),
                "flags": [str(f) for f in estimate.flags]}
     if estimate.sigma is not None:
-        message["sigma"] = plain(estimate.sigma)
-    return message
+        fields["sigma"] = plain(estimate.sigma)
+    return fields
 
 
 def pack(message: Mapping[str, Any]) -> bytes:
