@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from estimator.factors.estimation_state import EstimationLayout
-from sensors.base import SensorModel, robust_weight
+from sensors.base import Sensor, robust_weight
 
 RowFunction = Callable[[np.ndarray, bool], tuple[np.ndarray, np.ndarray | None]]
 
@@ -40,7 +40,7 @@ class SensorTerm:
     λ and F into their full vectors), ``spans`` the (start, stop) of each block in a, the bias
     columns and the configured σ."""
 
-    sensor: SensorModel
+    sensor: Sensor
     lift: np.ndarray  # (3, Σ widths, layout.size)
     spans: tuple[tuple[int, int], ...]
     bias: slice | None
@@ -62,7 +62,7 @@ class SensorTerm:
         return (0, 1.0) if loss is None else (loss.code, loss.k)
 
 
-def sensor_term(sensor: SensorModel, index: int, layout: EstimationLayout, m: int,
+def sensor_term(sensor: Sensor, index: int, layout: EstimationLayout, m: int,
                 actuators: int) -> SensorTerm | None:
     """The term of sensor number ``index`` in ``layout`` (m constraint rows, ``actuators`` actuators in the
     model); None when it reads a block the state does not carry (λ or F without dynamics, a known actuator)."""
