@@ -33,7 +33,7 @@ from estimator.dynamics.forward import ForwardOptions, simulate
 from estimator.dynamics.inverse import inverse_dynamics
 from estimator.errors import MbstateError
 from estimator.model import Mechanism
-from sensors.base import SensorModel
+from sensors.base import Sensor
 from sensors.config import SensorSet
 from sensors.virtual import Truth, VirtualSensor
 
@@ -102,7 +102,7 @@ def inverse_truth(mech: Mechanism, drives: Sequence[str], samples: DriveTrajecto
     return next(inverse_truths(mech, drives, samples, dt, t_end, math.inf))
 
 
-def simulated_records(truths: Iterable[Truth], sensors: Sequence[SensorModel], seed: int
+def simulated_records(truths: Iterable[Truth], sensors: Sequence[Sensor], seed: int
                       ) -> Iterator[tuple[str, Any]]:
     """``("truth", State)`` at every step and ``("reading", Reading)`` of every sensor (sensor i
     drawing from its own generator seeded with (seed, i)), in time order, chunk by chunk: what

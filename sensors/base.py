@@ -1,15 +1,15 @@
-"""What every sensor kind shares: parameters, the state it reads, the protocol and the factor.
+"""What every sensor kind shares: parameters, the state it reads, the ``Sensor`` protocol, the robust loss.
 
 A sensor kind (gyroscope, accelerometer, encoder, load cell) is one class built from its config
 section and the mechanism. Its measurement function h reads the state blocks named in
-``variables`` — ``q``, ``v`` (q̇), ``a`` (q̈), ``l`` (λ), ``f`` (actuator forces), as in
-estimator.factors.catalog — and returns h and ∂h/∂block analytically. With a bias state the sensor
-also reads its own bias variable ``b`` (key ``B(slot, k)``) and h becomes h + b.
-
-Observation factor of a reading z at step k:  e = h(x_k) − z  (wrapped to (−π, π] for rotary
-encoders), Gaussian with the per-sample σ of the datasheet noise (or the reading's ``cov``),
-optionally under a robust loss (Huber, Cauchy) against outliers. Bias between steps k0 < k1:
-b_{k1} − b_{k0} ~ N(0, K² (t1 − t0)) (random walk of density K); first bias: N(0, σ_b²).
+``variables`` — ``q``, ``v`` (q̇), ``a`` (q̈), ``l`` (λ), ``f`` (actuator forces) — and returns h and
+∂h/∂block analytically, in numpy (compiled where it is hot) and without GTSAM. The sensor does not
+touch the graph: the estimator turns a reading z into whitened rows of the step it attaches to
+(estimator.factors.observation_stack), e = W (h(x) + b − z), wrapped to (−π, π] for rotary
+encoders, W the whitening of the per-sample σ of the datasheet noise (or of the reading's ``cov``),
+b the sensor's bias when it has a bias state (carried in the estimator's stacked state, with the
+prior b_0 ~ N(0, σ_b²) and the random walk b_k − b_{k−1} ~ N(0, K² h) between steps), reweighted
+by the robust loss (Huber, Cauchy) against outliers.
 
 Noise conventions (datasheet / Allan variance, as IMU calibration tools such as Kalibr state them):
 white-noise density N [unit/√Hz] gives the per-sample σ = N √rate; the bias random walk K
@@ -19,20 +19,16 @@ variance (rounding to the nearest step).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
-import gtsam
 import numpy as np
+from numba import njit
 
 from estimator.errors import shown
-from estimator.factors import keys
-from estimator.factors.adapter import gtsam_factor
 from estimator.section import Section
 
 Jacobians = list[np.ndarray]
-BLOCK_KEYS: dict[str, Callable[[int], int]] = {"q": keys.Q, "v": keys.V, "a": keys.A, "l": keys.L, "f": keys.F}
 LOSSES = ("huber", "cauchy")
 MAX_RATE = 1e6  # [Hz]: the highest sensor rate a configuration may state
 
@@ -64,12 +60,36 @@ class NoiseParams:
         return float(self.random_walk * np.sqrt(dt))
 
 
+@njit(cache=True)
+def robust_weight(loss: int, k: float, norm: float) -> float:
+    """The M-estimator's weight w(|e|) = ρ′(|e|)/|e| at the norm |e| of a whitened residual, threshold k
+    (in σ): ``loss`` 0 none (w = 1), 1 Huber (w = min(1, k/|e|)), 2 Cauchy (w = 1/(1 + (|e|/k)²)).
+    Iteratively reweighted least squares scales e and ∂e/∂x by √w at every linearization, so that
+    Gauss-Newton minimizes Σ ρ(|e|) (Z. Zhang, "Parameter estimation techniques: a tutorial with
+    application to conic fitting", 1997, on M-estimators).
+    Compiled: the estimator's rows (estimator.factors.observation_stack) call it for every reading."""
+    if loss == 1:
+        return min(1.0, k / max(norm, 1e-300))
+    if loss == 2:
+        return 1.0 / (1.0 + (norm / k) ** 2)
+    return 1.0
+
+
 @dataclass(frozen=True)
 class RobustLoss:
     """An M-estimator against outliers: ``huber`` or ``cauchy`` with threshold k (in σ units)."""
 
     loss: str
     k: float
+
+    @property
+    def code(self) -> int:
+        """The loss as ``robust_weight`` takes it: 1 Huber, 2 Cauchy."""
+        return LOSSES.index(self.loss) + 1
+
+    def weight(self, norm: float) -> float:
+        """w(|e|) at the whitened residual's norm (``robust_weight``)."""
+        return robust_weight(self.code, self.k, float(norm))
 
 
 @dataclass(frozen=True)
@@ -104,29 +124,46 @@ class State:
         return {"q": self.q, "v": self.qd, "a": self.qdd, "l": self.lam, "f": self.f}[kind]
 
 
+@runtime_checkable
 class Sensor(Protocol):
-    """One sensor: built from its config section, it turns a reading into factors for its step."""
+    """One sensor as the estimator, its filters and the virtual sensors use it: the one seam from a
+    reading to the rows of the step it touches (module docstring); only the estimator owns the graph.
+
+    ``params``: id, kind, rate, units, ``noise`` (the σ of a reading, the bias prior and random walk),
+    robust ``loss``, ``bias_state``, ``range``. ``dimension``: the length d of a reading.
+    ``variables``: the state blocks h reads (q, v, a, l, f), in the order ``measurement`` takes them.
+    ``wraps``: the reading is an angle (residuals wrapped to (−π, π])."""
 
     params: SensorParams
     dimension: int
     variables: tuple[str, ...]
+    wraps: bool
+
+    def measurement(self, *blocks: np.ndarray, jac: bool = True) -> tuple[np.ndarray, Jacobians | None]:
+        """h (d,) of the blocks named in ``variables`` and, if ``jac``, [∂h/∂block] (d x block size each)."""
+        ...
+
+    def residual(self, h: np.ndarray, z: np.ndarray) -> np.ndarray:
+        """h − z, wrapped to (−π, π] when ``wraps``."""
+        ...
 
     def measure(self, state: State) -> np.ndarray:
         """The ideal (noise-free, bias-free) reading in the state ``state``."""
+        ...
 
-    def factors(self, value: np.ndarray, step: int, cov: np.ndarray | None = None) -> list[gtsam.NonlinearFactor]:
-        """The factors of one reading ``value`` that belongs to estimator step ``step``."""
+    def present(self, values: np.ndarray) -> np.ndarray:
+        """How the device reports already corrupted values (N, d) in time order (encoders wrap or unwrap)."""
+        ...
 
 
 class SensorModel:
-    """The shared part of every kind: a subclass sets ``params``, ``dimension``, ``variables``
-    (without the bias) and implements ``measurement(*blocks, jac)``; ``wraps`` marks angles."""
+    """The shared part of every kind (it satisfies ``Sensor``): a subclass sets ``params``,
+    ``dimension``, ``variables`` and implements ``measurement(*blocks, jac)``; ``wraps`` marks angles."""
 
     params: SensorParams
     dimension: int
     variables: tuple[str, ...]
     wraps: bool = False
-    slot: int = 0  # bias key slot, assigned by the sensor set
 
     def measurement(self, *blocks: np.ndarray, jac: bool = True) -> tuple[np.ndarray, Jacobians | None]:
         raise NotImplementedError
@@ -138,56 +175,6 @@ class SensorModel:
         """h − z, wrapped to (−π, π] for angles."""
         e = h - z
         return wrap_angle(e) if self.wraps else e
-
-    def error_function(self, z: np.ndarray) -> Callable[..., tuple[np.ndarray, Jacobians | None]]:
-        """e(blocks…, [b]) = h − z (+ b) and its Jacobians, the blocks in ``keys_at`` order."""
-        z = np.asarray(z, float).reshape(self.dimension)
-        count = len(self.variables)
-
-        def error(*blocks: np.ndarray, jac: bool = True) -> tuple[np.ndarray, Jacobians | None]:
-            h, jacobians = self.measurement(*blocks[:count], jac=jac)
-            if self.params.bias_state:
-                h = h + blocks[count]
-            e = self.residual(h, z)
-            if not jac:
-                return e, None
-            if self.params.bias_state:
-                jacobians = [*jacobians, np.eye(self.dimension)]
-            return e, jacobians
-
-        return error
-
-    def keys_at(self, step: int) -> list[int]:
-        """Keys of the variables of step ``step`` (bias last)."""
-        result = [BLOCK_KEYS[v](step) for v in self.variables]
-        return result + [keys.B(self.slot, step)] if self.params.bias_state else result
-
-    def noise_model(self, cov: np.ndarray | None = None) -> gtsam.noiseModel.Base:
-        """Gaussian of the datasheet σ (or of ``cov``), under the robust loss if one is set."""
-        if cov is None:
-            base = gtsam.noiseModel.Isotropic.Sigma(self.dimension, self.params.noise.sample_sigma(self.params.rate))
-        else:
-            base = gtsam.noiseModel.Gaussian.Covariance(np.asarray(cov, float).reshape(self.dimension, -1))
-        loss = self.params.loss
-        if loss is None:
-            return base
-        estimator = (gtsam.noiseModel.mEstimator.Huber if loss.loss == "huber" else gtsam.noiseModel.mEstimator.Cauchy)
-        return gtsam.noiseModel.Robust.Create(estimator.Create(loss.k), base)
-
-    def factors(self, value: np.ndarray, step: int, cov: np.ndarray | None = None) -> list[gtsam.NonlinearFactor]:
-        return [gtsam_factor(self.noise_model(cov), self.keys_at(step), self.error_function(value))]
-
-    def bias_prior(self, step: int) -> gtsam.NonlinearFactor:
-        """b_step ~ N(0, σ_b²) (the turn-on bias is unknown, zero mean)."""
-        sigma = max(self.params.noise.bias_sigma, 1e-12)
-        return gtsam.PriorFactorVector(keys.B(self.slot, step), np.zeros(self.dimension),
-                                       gtsam.noiseModel.Isotropic.Sigma(self.dimension, sigma))
-
-    def bias_walk(self, step0: int, step1: int, dt: float) -> gtsam.NonlinearFactor:
-        """b_{step1} − b_{step0} ~ N(0, K² dt): the random walk over dt [s] (native GTSAM factor)."""
-        sigma = max(self.params.noise.bias_step_sigma(dt), 1e-12)
-        return gtsam.BetweenFactorVector(keys.B(self.slot, step0), keys.B(self.slot, step1), np.zeros(self.dimension),
-                                         gtsam.noiseModel.Isotropic.Sigma(self.dimension, sigma))
 
     def present(self, values: np.ndarray) -> np.ndarray:
         """How the device reports already corrupted values (encoders wrap or unwrap)."""
@@ -238,7 +225,7 @@ def read_common(section: Section, kind: str, name: str, units: str, span: float)
 
 
 def check_noise(section: Section, params: SensorParams) -> None:
-    """A factor needs σ > 0: noise.density or a quantum (counts, resolution) must be set."""
+    """A reading's rows need σ > 0 (W = 1/σ): noise.density or a quantum (counts, resolution) must be set."""
     if params.noise.sample_sigma(params.rate) <= 0.0:
         raise section.error("noise.density", "must be positive (or the sensor must have a resolution): "
                                              "the factor needs a non-zero σ")

@@ -16,7 +16,7 @@ from estimator.model import Mechanism
 from estimator.section import Section
 from estimator.yaml_file import read_yaml
 from sensors.accelerometer import Accelerometer
-from sensors.base import SensorModel
+from sensors.base import Sensor
 from sensors.encoder import Encoder
 from sensors.gyroscope import Gyroscope
 from sensors.load_cell import LoadCell
@@ -31,10 +31,10 @@ class SensorSet:
     """The sensors of one configuration, in file order; ``document`` is the parsed YAML."""
 
     source: str
-    sensors: tuple[SensorModel, ...]
+    sensors: tuple[Sensor, ...]
     document: dict[str, Any]
 
-    def __getitem__(self, name: str) -> SensorModel:
+    def __getitem__(self, name: str) -> Sensor:
         for sensor in self.sensors:
             if sensor.params.name == name:
                 return sensor
@@ -56,7 +56,6 @@ def build_sensors(document: Any, mech: Mechanism, source: str) -> SensorSet:
             top.text(key)
     top.finish()
     sensors = []
-    slot = 0
     for name, data in entries.items():
         if not isinstance(name, str) or not name.strip():
             raise MbstateError(f"{source}: sensors: a sensor id must be non-empty text, got {shown(name)}")
@@ -64,8 +63,6 @@ def build_sensors(document: Any, mech: Mechanism, source: str) -> SensorSet:
         kind = section.choice("kind", tuple(KINDS))
         sensor = KINDS[kind].from_config(section, name, mech)
         section.finish()
-        if sensor.params.bias_state:
-            sensor.slot, slot = slot, slot + 1
         sensors.append(sensor)
     return SensorSet(source=source, sensors=tuple(sensors), document=document)
 

@@ -4,7 +4,7 @@ linear encoder's displacement of a point along a direction [m].
 Rotary: h(q) = φ_b − φ_a − zero, φ = atan2 of each body's x axis (φ_a = 0 for the ground),
 ∂h/∂q = (J u_b/|u_b|²)ᵀ D_b − (J u_a/|u_a|²)ᵀ D_a (sensors.geometry). The residual h − z is
 wrapped to (−π, π], so single-turn readings (wrapped, ``turns: single``) and multi-turn ones
-(unwrapped from the first reading, ``turns: multi``) give the same factor. ``counts`` per revolution
+(unwrapped from the first reading, ``turns: multi``) give the same rows. ``counts`` per revolution
 quantize the angle to Δ = 2π/counts (rounding to the nearest count: error uniform, σ = Δ/√12).
 
 Linear: h(q) = dᵀ (r_p − r_ref) − zero with the unit direction d (global frame) and the reference

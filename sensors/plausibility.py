@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sensors.base import SensorModel
+from sensors.base import Sensor
 from sensors.messages import Reading
 
 COV_FLOOR = 1e-3  # smallest σ of a reading's cov, in units of the configured σ
@@ -48,7 +48,7 @@ class ReadingBounds:
         return None
 
 
-def reading_bounds(sensors: Iterable[SensorModel]) -> dict[str, ReadingBounds]:
+def reading_bounds(sensors: Iterable[Sensor]) -> dict[str, ReadingBounds]:
     """Sensor id → its bounds (module docstring)."""
     bounds = {}
     for sensor in sensors:

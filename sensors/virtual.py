@@ -22,7 +22,7 @@ import numpy as np
 from estimator.errors import MbstateError
 from estimator.model import Mechanism
 from estimator.timeseries import Trajectory
-from sensors.base import SensorModel, State
+from sensors.base import Sensor, State
 from sensors.messages import Reading
 
 
@@ -78,7 +78,7 @@ class VirtualSensor:
     from ``rng`` go on from chunk to chunk. Within a chunk the draws come in the order walk, white
     noise, jitter, so a run in one chunk draws as :func:`virtual_readings` always has."""
 
-    def __init__(self, sensor: SensorModel, rng: np.random.Generator, t0: float) -> None:
+    def __init__(self, sensor: Sensor, rng: np.random.Generator, t0: float) -> None:
         self.sensor, self.rng, self.t0 = sensor, rng, t0
         self.next = 0  # k of the next sample instant
         self.bias: np.ndarray | float = sensor.params.noise.bias
@@ -105,12 +105,12 @@ class VirtualSensor:
         return [Reading(sensor=params.name, t=float(stamps[k]), seq=first + k, value=values[k]) for k in range(count)]
 
 
-def virtual_readings(sensor: SensorModel, truth: Truth, rng: np.random.Generator) -> list[Reading]:
+def virtual_readings(sensor: Sensor, truth: Truth, rng: np.random.Generator) -> list[Reading]:
     """The readings of one sensor along ``truth`` (see the module docstring), in sample order."""
     return VirtualSensor(sensor, rng, float(truth.t[0])).readings(truth)
 
 
-def simulate_readings(sensors: Sequence[SensorModel], truth: Truth, seed: int) -> list[Reading]:
+def simulate_readings(sensors: Sequence[Sensor], truth: Truth, seed: int) -> list[Reading]:
     """Readings of every sensor, merged in stamp order; sensor i draws from its own generator
     seeded with (seed, i), so adding a sensor leaves the others' readings unchanged."""
     readings = []

@@ -43,6 +43,17 @@ def angle_between(a: np.ndarray, b: np.ndarray) -> float:
     return math.atan2(cross(a, b), float(a @ b))
 
 
+def central_difference(function: Callable[[np.ndarray], np.ndarray], x: np.ndarray, h: float) -> np.ndarray:
+    """∂f/∂x by central differences of step h, stacked on the last axis (the reference of every
+    analytic Jacobian's test)."""
+    columns = []
+    for k in range(x.size):
+        step = np.zeros_like(x)
+        step[k] = h
+        columns.append((function(x + step) - function(x - step)) / (2 * h))
+    return np.stack(columns, axis=-1)
+
+
 @pytest.fixture
 def write_yaml(tmp_path: Path) -> Callable[..., Path]:
     """``write_yaml(text, name="mechanism.yaml")`` writes text into tmp_path and returns the path."""

@@ -12,9 +12,10 @@ cov = L Lᵀ). So every step needs one variable only and no interpolating factor
 All rows of a step — the model rows and every reading's — are whitened here and stacked into ONE
 GTSAM factor with a unit noise model: one Python callback per step instead of one per reading.
 A robust loss (Huber, Cauchy) is applied per reading by iteratively reweighted least squares:
-e and ∂e/∂x are scaled by √w(|e|) at each linearization, w the M-estimator weight (Huber
-min(1, k/|e|), Cauchy 1/(1 + (|e|/k)²)), which is how GTSAM's robust noise model whitens a
-linearized factor; only the error *value* GTSAM reports differs (w|e|² instead of 2ρ(e)).
+e and ∂e/∂x are scaled by √w(|e|) at each linearization, w the M-estimator weight of
+sensors.base.robust_weight (Huber min(1, k/|e|), Cauchy 1/(1 + (|e|/k)²)), which is how GTSAM's
+robust noise model whitens a linearized factor; only the error *value* GTSAM reports differs (w|e|²
+instead of 2ρ(e)).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from estimator.factors.estimation_state import EstimationLayout
-from sensors.base import LOSSES, SensorModel
+from sensors.base import Sensor, robust_weight
 
 RowFunction = Callable[[np.ndarray, bool], tuple[np.ndarray, np.ndarray | None]]
 
@@ -39,7 +40,7 @@ class SensorTerm:
     λ and F into their full vectors), ``spans`` the (start, stop) of each block in a, the bias
     columns and the configured σ."""
 
-    sensor: SensorModel
+    sensor: Sensor
     lift: np.ndarray  # (3, Σ widths, layout.size)
     spans: tuple[tuple[int, int], ...]
     bias: slice | None
@@ -58,10 +59,10 @@ class SensorTerm:
     def robust(self) -> tuple[int, float]:
         """The sensor's loss for the compiled rows: (0 none, 1 Huber, 2 Cauchy; threshold k)."""
         loss = self.sensor.params.loss
-        return (0, 1.0) if loss is None else (LOSSES.index(loss.loss) + 1, loss.k)
+        return (0, 1.0) if loss is None else (loss.code, loss.k)
 
 
-def sensor_term(sensor: SensorModel, index: int, layout: EstimationLayout, m: int,
+def sensor_term(sensor: Sensor, index: int, layout: EstimationLayout, m: int,
                 actuators: int) -> SensorTerm | None:
     """The term of sensor number ``index`` in ``layout`` (m constraint rows, ``actuators`` actuators in the
     model); None when it reads a block the state does not carry (λ or F without dynamics, a known actuator)."""
@@ -121,20 +122,15 @@ def _arguments(lift: np.ndarray, delta: float, x: np.ndarray) -> np.ndarray:
 def _whitened(residual: np.ndarray, d_arguments: np.ndarray, lift: np.ndarray, delta: float, bias: int,
               white: np.ndarray, loss: int, k: float) -> tuple[np.ndarray, np.ndarray]:
     """e = √w W r and ∂e/∂x = √w W ((∂h/∂a) T(δ) + [I on the bias columns from ``bias``, if ≥ 0]),
-    w the M-estimator weight at |W r| (``loss`` 0 none, 1 Huber, 2 Cauchy; threshold k)."""
+    w the M-estimator weight at |W r| (sensors.base.robust_weight: ``loss`` 0 none, 1 Huber, 2 Cauchy;
+    threshold k)."""
     jacobian = d_arguments @ _shifted(lift, delta)
     if bias >= 0:
         for r in range(residual.shape[0]):
             jacobian[r, bias + r] += 1.0
     error = white @ residual
     jacobian = white @ jacobian
-    norm = np.sqrt(error @ error)
-    weight = 1.0
-    if loss == 1:
-        weight = min(1.0, k / max(norm, 1e-300))
-    elif loss == 2:
-        weight = 1.0 / (1.0 + (norm / k) ** 2)
-    scale = np.sqrt(weight)
+    scale = np.sqrt(robust_weight(loss, k, np.sqrt(error @ error)))
     return scale * error, scale * jacobian
 
 

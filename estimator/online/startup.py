@@ -34,7 +34,7 @@ from estimator.factors.observation_stack import Observation, SensorTerm, observa
 from estimator.forces import generalized_forces
 from estimator.kinematics import AssemblyError, solve_acceleration_problem, solve_position_problem
 from estimator.model import Mechanism
-from sensors.base import SensorModel, wrap_angle
+from sensors.base import Sensor, wrap_angle
 from sensors.messages import Reading
 
 CONSTRAINT_WEIGHT = 1e6  # 1/σ_Φ [1/m]: the constraints hold to ~1e-12 after the iteration anyway
@@ -167,7 +167,7 @@ def initial_acceleration(mech: Mechanism, q: np.ndarray, qd: np.ndarray, guess: 
     return _rows(rows), _covariance(rows)
 
 
-def determines_position(mech: Mechanism, q: np.ndarray, sensors: Sequence[SensorModel]) -> bool:
+def determines_position(mech: Mechanism, q: np.ndarray, sensors: Sequence[Sensor]) -> bool:
     """Whether the position ``sensors``' gradients span every degree of freedom at q: rank of
     [Φq; ∂h/∂q] equal to n (else the start is a guess: the anchor)."""
     rows = [constraint_jacobian(mech, q)] + [sensor.measurement(q, jac=True)[1][0] for sensor in sensors]

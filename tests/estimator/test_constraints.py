@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import angle_between, cross
+from conftest import angle_between, central_difference, cross
 
 from estimator.constraints import (acceleration_rhs, constraint_hessians, constraint_jacobian, constraint_values,
                                    jacobian_rate)
@@ -45,16 +45,6 @@ constraints:
 @pytest.fixture
 def mech(write_yaml):
     return load_mechanism(write_yaml(ALL_KINDS))
-
-
-def central_difference(function, q: np.ndarray, h: float) -> np.ndarray:
-    """∂f/∂q by central differences, stacked on the last axis."""
-    columns = []
-    for k in range(q.size):
-        step = np.zeros_like(q)
-        step[k] = h
-        columns.append((function(q + step) - function(q - step)) / (2 * h))
-    return np.stack(columns, axis=-1)
 
 
 def random_states(n: int, count: int = 4):

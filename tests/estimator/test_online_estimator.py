@@ -11,6 +11,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+from conftest import central_difference
 
 from estimator.errors import MbstateError
 from estimator.factors.estimation_state import dynamics_rows, kinematic_rows
@@ -50,19 +51,10 @@ def state(k: int, est: OnlineEstimator, rng: np.random.Generator) -> np.ndarray:
     return x
 
 
-def central_difference(fn, x: np.ndarray) -> np.ndarray:
-    columns = []
-    for i in range(x.shape[0]):
-        dx = np.zeros_like(x)
-        dx[i] = STEP
-        columns.append((fn(x + dx) - fn(x - dx)) / (2 * STEP))
-    return np.array(columns).T
-
-
 def assert_jacobian(fn, x: np.ndarray) -> None:
     analytic = fn(x, True)[1]
     analytic = analytic[0] if isinstance(analytic, list) else analytic
-    numeric = central_difference(lambda y: fn(y, False)[0], x)
+    numeric = central_difference(lambda y: fn(y, False)[0], x, STEP)
     assert np.max(np.abs(analytic - numeric)) <= TOLERANCE * (1.0 + np.max(np.abs(analytic)))
 
 

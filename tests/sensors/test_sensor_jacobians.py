@@ -1,18 +1,21 @@
-"""Every sensor kind's measurement Jacobians against central differences, and the GTSAM factor's
-linearization against the numpy error, at states from the kinematics of the example mechanisms
-(positions, velocities, accelerations solved with random driver inputs, then perturbed off the
-constraint manifold as optimizer iterates are). Seeded."""
+"""Every sensor kind's measurement Jacobians against central differences, and the estimator's rows of
+a reading (estimator.factors.observation_stack: h and ∂h/∂block placed on the stacked state with the
+sensor's bias, whitened, carried to the reading's stamp) against the measurement and against central
+differences, at states from the kinematics of the example mechanisms (positions, velocities,
+accelerations solved with random driver inputs, then perturbed off the constraint manifold as
+optimizer iterates are). Seeded."""
 
 from __future__ import annotations
 
-import gtsam
 import numpy as np
 import pytest
-from conftest import MECHANISMS
+from conftest import MECHANISMS, central_difference
 
 from estimator import kinematics
+from estimator.factors.estimation_state import EstimationLayout
+from estimator.factors.observation_stack import Observation, observation_rows, sensor_term
 from estimator.mechanism_file import load_mechanism
-from sensors.base import State
+from sensors.base import Sensor, State
 from sensors.config import build_sensors
 
 # Central differences with step 1e-6 on these smooth O(1) functions: truncation O(h²) and round-off
@@ -58,52 +61,78 @@ def sensors_and_state(file: str, seed: int):
     state = State(t=0.0, q=q + 1e-3 * rng.normal(size=mech.n), qd=qd + 1e-2 * rng.normal(size=mech.n),
                   qdd=qdd + 1e-2 * rng.normal(size=mech.n), lam=rng.normal(size=mech.m),
                   f=rng.normal(size=len(mech.actuators)))
-    return build_sensors({"sensors": CONFIGS[file]}, mech, file).sensors, state, rng
+    return mech, build_sensors({"sensors": CONFIGS[file]}, mech, file).sensors, state, rng
 
 
 CASES = [(file, name) for file, sensors in CONFIGS.items() for name in sensors]
 
 
-def blocks_of(sensor, state, rng) -> list[np.ndarray]:
-    blocks = [state.block(v) for v in sensor.variables]
-    return blocks + [0.01 * rng.normal(size=sensor.dimension)] if sensor.params.bias_state else blocks
+def assert_close(analytic: np.ndarray, numeric: np.ndarray, what: str) -> None:
+    np.testing.assert_allclose(analytic, numeric, rtol=0, atol=TOLERANCE * (1.0 + np.abs(numeric).max()), err_msg=what)
+
+
+def stacked(mech, sensors, state, rng):
+    """The estimator's layout with every block (λ on all rows, every actuator's force, every bias) and
+    x = [q; q̇; q̈; f; b; λ] of ``state`` with random biases."""
+    layout = EstimationLayout(mech.n, tuple(range(mech.m)), tuple(range(len(mech.actuators))),
+                              tuple(s.dimension if s.params.bias_state else 0 for s in sensors))
+    x = np.concatenate((state.q, state.qd, state.qdd, state.f, 0.01 * rng.normal(size=sum(layout.bias)), state.lam))
+    return layout, x
 
 
 @pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.parametrize("file,name", CASES)
-def test_error_jacobians_match_central_differences(file: str, name: str, seed: int) -> None:
-    sensors, state, rng = sensors_and_state(file, seed)
+def test_measurement_jacobians_match_central_differences(file: str, name: str, seed: int) -> None:
+    _, sensors, state, _ = sensors_and_state(file, seed)
     sensor = next(s for s in sensors if s.params.name == name)
-    blocks = blocks_of(sensor, state, rng)
-    z = sensor.measure(state) + 0.01 * rng.normal(size=sensor.dimension)
-    fn = sensor.error_function(z)
-    error, jacobians = fn(*blocks)
-    np.testing.assert_allclose(fn(*blocks, jac=False)[0], error, rtol=0, atol=1e-12)
-    assert len(jacobians) == len(blocks)
-    for i, (block, analytic) in enumerate(zip(blocks, jacobians)):
-        numeric = np.zeros((error.shape[0], block.shape[0]))
-        for j in range(block.shape[0]):
-            plus, minus = [b.copy() for b in blocks], [b.copy() for b in blocks]
-            plus[i][j] += STEP
-            minus[i][j] -= STEP
-            numeric[:, j] = (fn(*plus, jac=False)[0] - fn(*minus, jac=False)[0]) / (2.0 * STEP)
-        np.testing.assert_allclose(analytic, numeric, rtol=0, atol=TOLERANCE * (1.0 + np.abs(numeric).max()),
-                                   err_msg=f"{name}: d e / d block {i}")
+    assert isinstance(sensor, Sensor)
+    blocks = [state.block(v) for v in sensor.variables]
+    h, jacobians = sensor.measurement(*blocks)
+    np.testing.assert_array_equal(sensor.measurement(*blocks, jac=False)[0], h)
+    assert h.shape == (sensor.dimension,) and len(jacobians) == len(blocks)
+    for i, analytic in enumerate(jacobians):
+        def h_of(block, i=i):
+            return sensor.measurement(*blocks[:i], block, *blocks[i + 1:], jac=False)[0]
+
+        assert_close(analytic, central_difference(h_of, blocks[i], STEP), f"{name}: d h / d {sensor.variables[i]}")
 
 
 @pytest.mark.parametrize("file,name", CASES)
-def test_gtsam_factor_linearizes_the_error_function(file: str, name: str) -> None:
-    sensors, state, rng = sensors_and_state(file, 2)
-    sensor = next(s for s in sensors if s.params.name == name)
-    blocks = blocks_of(sensor, state, rng)
+def test_observation_rows_are_the_whitened_measurement_on_the_stacked_state(file: str, name: str) -> None:
+    """At the step's own instant (δ = 0) a reading's rows are W (h(blocks) + b − z) and W [∂h/∂block
+    on the block's columns, I on the bias's], W = I/σ of the datasheet (the configs have no loss)."""
+    mech, sensors, state, rng = sensors_and_state(file, 2)
+    index = next(i for i, s in enumerate(sensors) if s.params.name == name)
+    sensor = sensors[index]
+    layout, x = stacked(mech, sensors, state, rng)
+    term = sensor_term(sensor, index, layout, mech.m, len(mech.actuators))
     z = sensor.measure(state) + 0.01 * rng.normal(size=sensor.dimension)
-    (factor,) = sensor.factors(z, step=7)
-    values = gtsam.Values()
-    for key, block in zip(sensor.keys_at(7), blocks):
-        values.insert(key, block)
-    error, jacobians = sensor.error_function(z)(*blocks)
+    error, jacobian = observation_rows(Observation(term, z, term.whitening(None), 0.0), x)
+    h, blocks = sensor.measurement(*[state.block(v) for v in sensor.variables])
+    expected = np.zeros((sensor.dimension, layout.size))
+    columns = {"q": slice(0, mech.n), "v": slice(mech.n, 2 * mech.n), "a": slice(2 * mech.n, 3 * mech.n),
+               "l": layout.lam, "f": layout.force}
+    for variable, block in zip(sensor.variables, blocks):
+        expected[:, columns[variable]] = block
+    if sensor.params.bias_state:
+        h = h + x[layout.bias_of(index)]
+        expected[:, layout.bias_of(index)] = np.eye(sensor.dimension)
     sigma = sensor.params.noise.sample_sigma(sensor.params.rate)
-    whitened, rhs = factor.linearize(values).jacobian()
-    # Isotropic noise: GTSAM divides by σ and stores b = −e/σ; plain floating-point copies.
-    np.testing.assert_allclose(whitened * sigma, np.hstack(jacobians), rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(rhs * sigma, -error, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(error * sigma, sensor.residual(h, z), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(jacobian * sigma, expected, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("delta", [0.0, -4e-4])
+@pytest.mark.parametrize("file,name", CASES)
+def test_observation_rows_jacobian_matches_central_differences(file: str, name: str, delta: float) -> None:
+    """The rows of a reading stamped δ off its step (the Taylor shift), with the bias, on every block."""
+    mech, sensors, state, rng = sensors_and_state(file, 3)
+    index = next(i for i, s in enumerate(sensors) if s.params.name == name)
+    layout, x = stacked(mech, sensors, state, rng)
+    term = sensor_term(sensors[index], index, layout, mech.m, len(mech.actuators))
+    z = sensors[index].measure(state) + 0.01 * rng.normal(size=sensors[index].dimension)
+    observation = Observation(term, z, term.whitening(None), delta)
+    error, jacobian = observation_rows(observation, x)
+    np.testing.assert_array_equal(observation_rows(observation, x, jac=False)[0], error)
+    assert_close(jacobian, central_difference(lambda y: observation_rows(observation, y, False)[0], x, STEP),
+                 f"{name}: d e / d x")

@@ -33,7 +33,7 @@ from estimator.dynamics.integrators import TABLEAUS
 from estimator.kinematics import RANK_TOLERANCE
 from estimator.model import Mechanism
 from estimator.online.filters.manifold import Linearization, change_of_coordinates, corrected, linearize
-from sensors.base import SensorModel
+from sensors.base import Sensor
 
 POSITION_TOLERANCE = 1e-12  # [m, rad] of the R-matrix step's position problems
 
@@ -42,7 +42,7 @@ POSITION_TOLERANCE = 1e-12  # [m, rad] of the R-matrix step's position problems
 class Measurement:
     """One reading for the correction: its sensor, value and noise covariance."""
 
-    sensor: SensorModel
+    sensor: Sensor
     value: np.ndarray
     covariance: np.ndarray
 
