@@ -10,7 +10,7 @@ swings as θ_j(t) = θ_j(0) + A_j (1 − cos ω_j t), so θ̇_j(0) = 0. The four
 paper's motion (A = 1.2 rad, ω = 2 rad/s); the slider-crank's crank turns through the slider's dead
 centre (the crank drives it: no singular pose); the five-bar's cranks move at incommensurate rates,
 so the end effector sweeps an area, with its couplers kept clear of the singular poses where they
-or a crank and its coupler line up (tests/estimator/test_accuracy_matrix.py checks the margin).
+or a crank and its coupler line up (tests/estimator/benchmarks/test_accuracy_matrix.py checks the margin).
 
 Format (upstream MBSE): ``%`` comment lines, then one row per sample: t [s], then one column per
 driven coordinate [rad], 12 significant digits.
