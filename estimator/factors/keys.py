@@ -10,9 +10,6 @@ V     ``v``     velocities q̇
 A     ``a``     accelerations q̈
 L     ``l``     Lagrange multipliers λ
 F     ``f``     unknown actuator forces (torques) [N, N·m]
-Z     ``z``     independent coordinates z = q[I]
-ZD    ``y``     ż
-ZDD   ``x``     z̈
 B     ``b``     sensor biases, one variable per sensor slot and step (see :func:`B`)
 X     ``s``     stacked state of a step, [q; q̇; q̈; λ] or [q; q̇; q̈] (estimator.factors.stacked_state)
 ====  ========  =========================================
@@ -50,21 +47,6 @@ def L(k: int) -> int:
 def F(k: int) -> int:
     """Key of the unknown actuator forces at step k."""
     return gtsam.symbol("f", k)
-
-
-def Z(k: int) -> int:
-    """Key of the independent coordinates z at step k."""
-    return gtsam.symbol("z", k)
-
-
-def ZD(k: int) -> int:
-    """Key of ż at step k."""
-    return gtsam.symbol("y", k)
-
-
-def ZDD(k: int) -> int:
-    """Key of z̈ at step k."""
-    return gtsam.symbol("x", k)
 
 
 def X(k: int) -> int:

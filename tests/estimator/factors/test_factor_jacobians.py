@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 import yaml
 from conftest import reference_file
+from factor_catalog import FactorSpec, factor_catalog
 
 from estimator import kinematics
 from estimator.errors import MbstateError
 from estimator.factors.adapter import gtsam_factor
-from estimator.factors.catalog import FactorSpec, factor_catalog
 from estimator.factors.dynamics_factors import actuator_selection
 from estimator.mechanism_file import build_mechanism
 from estimator.model import Mechanism
@@ -42,10 +42,9 @@ EXTRAS = {
         "drivers": ["theta0", "theta1"],
     },
 }
-FACTORS = ("prior", "euler", "trapezoidal", "soft_equality", "position_constraint", "velocity_constraint",
-           "acceleration_constraint", "multiplier_dynamics", "forward_dynamics", "position_link", "velocity_link",
-           "acceleration_link", "reduced_dynamics", "adams_moulton3", "adams_moulton4_z", "dependent_step",
-           "independent_step", "inverse_dynamics", "reduced_inverse_dynamics", "driven_step")
+FACTORS = ("prior", "trapezoidal", "position_constraint", "velocity_constraint", "acceleration_constraint",
+           "multiplier_dynamics", "forward_dynamics", "reduced_dynamics", "adams_moulton3", "adams_moulton4_z",
+           "dependent_step", "independent_step", "inverse_dynamics", "driven_step")
 # Central differences with step h have truncation error O(h^2 |e'''|) and round-off O(eps |e| / h); at
 # h = 1e-6 both stay below 1e-9 relative for these smooth, O(1)-scaled functions (observed <= 3e-9).
 # The tolerance 1e-7 * (1 + max|J|) keeps a margin of 30 while any wrong or missing term (O(1)) fails.
@@ -77,8 +76,7 @@ def states(file: str, seed: int) -> dict[str, np.ndarray]:
     dof, size = kinematics.degrees_of_freedom(mech, q), {"l": mech.m, "f": len(mech.actuators)}
     values = {"q": q + 1e-3 * rng.normal(size=mech.n), "v": qd + 1e-2 * rng.normal(size=mech.n),
               "a": qdd + 1e-2 * rng.normal(size=mech.n), "l": rng.normal(size=mech.m),
-              "f": rng.normal(size=size["f"]), "z": rng.normal(size=dof), "zd": rng.normal(size=dof),
-              "zdd": rng.normal(size=dof)}
+              "f": rng.normal(size=size["f"]), "zdd": rng.normal(size=dof)}
     for kind in list(values):
         values[kind + "+"] = values[kind] + 1e-2 * rng.normal(size=values[kind].shape)
         values[kind + "-"] = values[kind] - 1e-2 * rng.normal(size=values[kind].shape)

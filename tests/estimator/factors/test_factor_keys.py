@@ -4,11 +4,11 @@ import gtsam
 import pytest
 
 from estimator.errors import MbstateError
-from estimator.factors.keys import A, F, L, Q, V, Z, ZD, ZDD, TimeGrid
+from estimator.factors.keys import A, F, L, Q, V, X, TimeGrid
 
 
 def test_keys_of_all_kinds_and_steps_are_distinct() -> None:
-    kinds = (Q, V, A, L, F, Z, ZD, ZDD)
+    kinds = (Q, V, A, L, F, X)
     keys = {kind(k) for kind in kinds for k in range(1000)}
     assert len(keys) == len(kinds) * 1000
     assert gtsam.Symbol(Q(12)).index() == 12
