@@ -15,13 +15,12 @@ import msgpack
 import numpy as np
 import pytest
 import zmq
-from conftest import MECHANISMS, REPO, cli_exit_code
+from conftest import MECHANISMS, REPO, cli_exit_code, read_csv
 from fake_estimator import fake_factory
 from node_harness import RunningNode, bound_sub, curve_config, encoder, keys_of
 
 from estimator.node.intake import online_estimator
 from estimator.node.publishing import estimate_message
-from estimator.timeseries import read_csv
 from estimator.demo.run import run_demo, summary_text
 from estimator.logfile import LogWriter
 

@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import MECHANISMS, REPO, reference_file
+from conftest import MECHANISMS, REPO, read_csv, reference_file
 
 from estimator.cli import main
 from estimator.drive_trajectory import load_drive_trajectory
@@ -20,7 +20,6 @@ from estimator.factors.constraint_factors import independent_constraint_rows
 from estimator.factors.drive_factors import driven_step_error
 from estimator.kinematics import solve_acceleration_problem, solve_position_problem, solve_velocity_problem
 from estimator.mechanism_file import load_mechanism
-from estimator.timeseries import read_csv
 
 ROBOT_FILE = REPO / "configs" / "trajectories" / "pick_and_place.txt"
 SCRIPT = REPO / "scripts" / "make_pick_and_place_trajectory.py"

@@ -11,14 +11,14 @@ import time
 import msgpack
 import numpy as np
 import pytest
-from conftest import MECHANISMS, REPO, cli_exit_code
+from conftest import MECHANISMS, REPO, cli_exit_code, read_csv
 from fake_estimator import FakeConfig, fake_factory
 from node_harness import SENSORS, RunningNode, bound_sub, encoder, estimates, write_config
 
 from estimator.errors import MbstateError
 from estimator.node.config import load_node_config
 from estimator.online.estimator import FixedClock, OnlineEstimator
-from estimator.timeseries import read_csv, write_csv
+from estimator.timeseries import write_csv
 from estimator.demo.run import crank_truth
 from estimator.logfile import LogWriter, read_log
 from replay.pacing import paced
