@@ -25,7 +25,7 @@ from estimator.model import Mechanism
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))  # the catalog and the numpy reference forms are test material
-from factor_catalog import FactorSpec, factor_catalog  # noqa: E402
+from factor_catalog import ONLINE_BIAS, FactorSpec, factor_catalog  # noqa: E402
 
 CONFIGS = REPO / "configs" / "mechanisms"
 DEFAULTS = (CONFIGS / "fourbar_crank.yaml", CONFIGS / "pick_and_place.yaml")
@@ -54,6 +54,7 @@ def state(mech: Mechanism) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     dof = kinematics.degrees_of_freedom(mech, q)
     values = {"q": q, "v": qd, "a": qdd, "l": rng.normal(size=mech.m), "f": rng.normal(size=len(drivers)),
               "zdd": rng.normal(size=dof)}
+    values["x"] = np.concatenate((q, qd, qdd, values["f"], np.zeros(ONLINE_BIAS), values["l"]))
     values.update({kind + step: value.copy() for kind, value in list(values.items()) for step in ("+", "-", "--")})
     return q, values
 

@@ -3,8 +3,9 @@ product's (estimator.factors, estimator.dynamics) and the numpy reference forms 
 
 Used by the shared Jacobian contract test (tests/estimator/factors/test_factor_jacobians.py) and the
 linearization benchmark (scripts/bench_factors.py). A variable is named by its kind (``q``, ``v``,
-``a``, ``l``, ``f``, ``zdd``: q, q̇, q̈, λ, F, z̈) with ``+`` for the next step and ``-`` for the
-previous one: ``("q", "q+", "v-", "v", "v+")``.
+``a``, ``l``, ``f``, ``zdd``, ``x``: q, q̇, q̈, λ, F, z̈ and the online estimator's stacked state
+[q; q̇; q̈; F; b; λ] with ONLINE_BIAS bias entries, estimator.factors.estimation_state) with ``+``
+for the next step and ``-`` for the previous one: ``("q", "q+", "v-", "v", "v+")``.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from reference_forms import (acceleration_constraint_error, forward_dynamics_err
 
 from estimator.factors import keys
 from estimator.factors.adapter import ErrorFunction
-from estimator.factors.drive_factors import driven_step_error
 from estimator.factors.dynamics_factors import actuator_selection
+from estimator.factors.estimation_state import EstimationLayout, dynamics_rows, kinematic_rows
 from estimator.factors.independent_coordinates import choose_independent_coordinates, reduced_dynamics_error
 from estimator.factors.integrators import trapezoidal_error
 from estimator.factors.multistep import adams_moulton_error
@@ -30,7 +31,8 @@ from estimator.factors.step_bundle import dependent_step_error, independent_step
 from estimator.model import Mechanism
 
 KEY_OF: dict[str, Callable[[int], int]] = {"q": keys.Q, "v": keys.V, "a": keys.A, "l": keys.L, "f": keys.F,
-                                           "zdd": lambda k: gtsam.symbol("x", k)}
+                                           "zdd": lambda k: gtsam.symbol("x", k), "x": keys.X}
+ONLINE_BIAS = 2  # bias entries of the stacked state x (one sensor's)
 
 
 @dataclass(frozen=True)
@@ -62,16 +64,31 @@ def factor_catalog(mech: Mechanism, q_assembled: np.ndarray, dt: float) -> list[
         FactorSpec("adams_moulton3", partial(adams_moulton_error, 3, dt), ("q", "q+", "v-", "v", "v+")),
         FactorSpec("adams_moulton4_z", partial(adams_moulton_error, 4, dt, selection=ic.picker),
                    ("q", "q+", "v--", "v-", "v", "v+")),
-        FactorSpec("dependent_step", partial(dependent_step_error, mech, np.arange(mech.m)), ("q", "v", "a", "l")),
+        FactorSpec("dependent_step", partial(dependent_step_error, mech, np.arange(mech.m), None),
+                   ("q", "v", "a", "l")),
         FactorSpec("independent_step", partial(independent_step_error, ic), ("q", "v", "a")),
     ]
     if mech.actuators:
         selection = actuator_selection(mech)
+        # every constraint row kept (S = all) so that λ has m entries like the other λ-form factors
+        rows = tuple(range(mech.m))
+        online = EstimationLayout(mech.n, rows, tuple(range(len(mech.actuators))), (ONLINE_BIAS,))
         specs += [
             FactorSpec("inverse_dynamics", partial(inverse_dynamics_error, mech, selection), ("q", "v", "a", "l", "f")),
-            # every constraint row kept (S = all) so that λ has m entries like the other λ-form factors
-            FactorSpec("driven_step", partial(driven_step_error, mech, np.arange(mech.m),
-                                              np.array([act.coordinate for act in mech.actuators])),
+            FactorSpec("driven_step", partial(dependent_step_error, mech, np.arange(mech.m), selection),
                        ("q", "v", "a", "l", "f")),
+            FactorSpec("online_dynamics_rows", one_block(partial(dynamics_rows, mech, online, selection)), ("x",)),
+            FactorSpec("online_kinematic_rows", one_block(partial(kinematic_rows, mech, np.array(rows), online)),
+                       ("x",)),
         ]
     return specs
+
+
+def one_block(fn: Callable) -> ErrorFunction:
+    """An error function of one stacked state whose Jacobian is one matrix, as a list of one block."""
+
+    def wrapped(x: np.ndarray, jac: bool = True) -> tuple[np.ndarray, list[np.ndarray] | None]:
+        error, jacobian = fn(x, jac=jac)
+        return error, [jacobian] if jac else None
+
+    return wrapped

@@ -55,7 +55,7 @@ from estimator.factors.memo import remember_last
 from estimator.factors.multistep import ADAMS_MOULTON, adams_moulton_error
 from estimator.factors.native import LinearRelation
 from estimator.factors.stacked_state import StateLayout, integrator_on_states, on_state
-from estimator.factors.step_bundle import dependent_step_error, independent_step_error
+from estimator.factors.step_bundle import dependent_step_error, independent_step_error, step_sigmas
 from estimator.model import Mechanism
 from estimator.smoother import FixedLagSmoother, SmootherOptions
 from estimator.timeseries import Trajectory
@@ -107,15 +107,15 @@ class _StepFactors:
         self.rows = independent_constraint_rows(mech, q0)
         self.layout = StateLayout(mech.n, len(self.rows) if self.dc else 0)
         if self.dc:
-            self._set(partial(dependent_step_error, mech, self.rows), None,
-                      [sigmas.position, sigmas.velocity, sigmas.dynamics, sigmas.acceleration],
-                      [len(self.rows), len(self.rows), mech.n, len(self.rows)])
+            self._set(partial(dependent_step_error, mech, self.rows, None), None,
+                      step_sigmas(mech.n, len(self.rows), sigmas.position, sigmas.velocity, sigmas.dynamics,
+                                  sigmas.acceleration))
         else:
             self.choose(q0)
 
-    def _set(self, bundle, selection: np.ndarray | None, sigmas: list[float], rows: list[int]) -> None:
+    def _set(self, bundle, selection: np.ndarray | None, sigmas: np.ndarray) -> None:
         self.bundle = on_state(self.layout, bundle)
-        self.bundle_noise = gtsam.noiseModel.Diagonal.Sigmas(np.repeat(sigmas, rows))
+        self.bundle_noise = gtsam.noiseModel.Diagonal.Sigmas(sigmas)
         size = self.mech.n if selection is None else selection.shape[0]
         noise = gtsam.noiseModel.Isotropic.Sigma(2 * size, self.sigmas.integrator)
         self.integrators = {
@@ -127,8 +127,8 @@ class _StepFactors:
         """(ic) Choose z = q[I] and the constraint rows S at q, for the steps still to come."""
         self.ic = choose_independent_coordinates(self.mech, q)
         size, s = len(self.ic.rows), self.sigmas
-        self._set(partial(independent_step_error, self.ic), self.ic.picker,
-                  [s.position, s.velocity, s.acceleration, s.dynamics], [size, size, size, self.mech.n - size])
+        sigmas = np.repeat([s.position, s.velocity, s.acceleration, s.dynamics], [size, size, size, self.mech.n - size])
+        self._set(partial(independent_step_error, self.ic), self.ic.picker, sigmas)
         self.condition = self.conditioning(q)
 
     def conditioning(self, q: np.ndarray) -> float:

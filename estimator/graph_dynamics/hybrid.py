@@ -6,8 +6,8 @@ motion and the forces the drives must apply.
 Variables per step k as in estimator.graph_dynamics.inverse (q, q̇, q̈, λ_S, F with F on the driven
 coordinates only). Factors:
 
-- the driven-step factor of every step (constraints at the three levels and
-  M q̈ + Φq_Sᵀ λ − Q − E F = 0);
+- the step factor of every step (estimator.factors.step_bundle: constraints at the three levels
+  and M q̈ + Φq_Sᵀ λ − Q − E F = 0);
 - native priors on the driven coordinates of q_k, q̇_k, q̈_k (the prescribed motion);
 - native trapezoidal integrators q–q̇ and q̇–q̈ between consecutive steps: they carry the free
   coordinates forward in time (second-order accurate); their σ (HYBRID_OPTIONS: 1e-6) is
@@ -36,9 +36,11 @@ from estimator.errors import MbstateError
 from estimator.factors import keys
 from estimator.factors.adapter import gtsam_factor
 from estimator.factors.constraint_factors import independent_constraint_rows
-from estimator.factors.drive_factors import drive_prior, drive_prior_noise, driven_step_error, driven_step_sigmas
+from estimator.factors.drive_factors import drive_prior, drive_prior_noise
+from estimator.factors.dynamics_factors import actuator_selection
 from estimator.factors.integrators import trapezoidal_error
 from estimator.factors.native import native_linear_factor
+from estimator.factors.step_bundle import dependent_step_error, step_sigmas
 from estimator.kinematics import AssemblyError, degrees_of_freedom, solve_position_problem, solve_velocity_problem
 from estimator.model import Mechanism
 from estimator.timeseries import Trajectory
@@ -98,11 +100,11 @@ def step_factors(mech: Mechanism, start: HybridStart, k: int, t: np.ndarray, dri
     n, driven = mech.n, start.driven
     graph = gtsam.NonlinearFactorGraph()
     sigmas = (options.sigma_position, options.sigma_velocity, options.sigma_acceleration)
-    noise = gtsam.noiseModel.Diagonal.Sigmas(driven_step_sigmas(mech, start.rows, options.sigma_position,
-                                                                options.sigma_velocity, options.sigma_dynamics,
-                                                                options.sigma_acceleration))
+    noise = gtsam.noiseModel.Diagonal.Sigmas(step_sigmas(n, len(start.rows), options.sigma_position,
+                                                         options.sigma_velocity, options.sigma_dynamics,
+                                                         options.sigma_acceleration))
     graph.add(gtsam_factor(noise, [keys.Q(k), keys.V(k), keys.A(k), keys.L(k), keys.F(k)],
-                           partial(driven_step_error, mech, start.rows, driven)))
+                           partial(dependent_step_error, mech, start.rows, actuator_selection(mech, driven))))
     for key, values, sigma in zip((keys.Q(k), keys.V(k), keys.A(k)), drive, sigmas):
         graph.add(drive_prior(key, n, driven, values[k], drive_prior_noise(n, driven, sigma)))
     if k == 0:

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import yaml
 from conftest import reference_file
-from factor_catalog import FactorSpec, factor_catalog
+from factor_catalog import ONLINE_BIAS, FactorSpec, factor_catalog
 
 from estimator import kinematics
 from estimator.errors import MbstateError
@@ -44,7 +44,8 @@ EXTRAS = {
 }
 FACTORS = ("prior", "trapezoidal", "position_constraint", "velocity_constraint", "acceleration_constraint",
            "multiplier_dynamics", "forward_dynamics", "reduced_dynamics", "adams_moulton3", "adams_moulton4_z",
-           "dependent_step", "independent_step", "inverse_dynamics", "driven_step")
+           "dependent_step", "independent_step", "inverse_dynamics", "driven_step", "online_dynamics_rows",
+           "online_kinematic_rows")
 # Central differences with step h have truncation error O(h^2 |e'''|) and round-off O(eps |e| / h); at
 # h = 1e-6 both stay below 1e-9 relative for these smooth, O(1)-scaled functions (observed <= 3e-9).
 # The tolerance 1e-7 * (1 + max|J|) keeps a margin of 30 while any wrong or missing term (O(1)) fails.
@@ -77,6 +78,8 @@ def states(file: str, seed: int) -> dict[str, np.ndarray]:
     values = {"q": q + 1e-3 * rng.normal(size=mech.n), "v": qd + 1e-2 * rng.normal(size=mech.n),
               "a": qdd + 1e-2 * rng.normal(size=mech.n), "l": rng.normal(size=mech.m),
               "f": rng.normal(size=size["f"]), "zdd": rng.normal(size=dof)}
+    values["x"] = np.concatenate((values["q"], values["v"], values["a"], values["f"], rng.normal(size=ONLINE_BIAS),
+                                  values["l"]))
     for kind in list(values):
         values[kind + "+"] = values[kind] + 1e-2 * rng.normal(size=values[kind].shape)
         values[kind + "-"] = values[kind] - 1e-2 * rng.normal(size=values[kind].shape)
