@@ -15,8 +15,8 @@ coordinates only). Factors:
   integrators' O(Δt³) truncation disagrees with them;
 - the initial state: native priors on the whole q_0 and q̇_0 (assembled and consistent).
 
-Solution: the graph grows step by step in iSAM2 (each new step initialized by extrapolating the
-previous one to second order), which gives a good estimate of every step; Gauss-Newton on the whole
+Solution: the graph grows step by step in iSAM2 (each new step initialized by the Taylor step from
+the previous one, estimator.dynamics.prediction), which gives a good estimate of every step; Gauss-Newton on the whole
 graph then returns its batch optimum.
 """
 
@@ -32,6 +32,7 @@ import numpy as np
 
 from estimator.graph_dynamics.inverse import FGInverseResult, FGOptions, gauss_newton, read_values
 from estimator.dynamics.inverse import drive_indices
+from estimator.dynamics.prediction import predict, taylor_coefficients
 from estimator.errors import MbstateError
 from estimator.factors import keys
 from estimator.factors.adapter import gtsam_factor
@@ -123,16 +124,15 @@ def step_factors(mech: Mechanism, start: HybridStart, k: int, t: np.ndarray, dri
 def first_guess(mech: Mechanism, start: HybridStart, previous: tuple[np.ndarray, ...] | None, k: int,
                 t: np.ndarray, drive: tuple[np.ndarray, ...]) -> gtsam.Values:
     """Initial values of step k: the initial state (k = 0, zero q̈, λ, F: those enter linearly) or
-    the ``previous`` step's (q, q̇, q̈, λ, F) extrapolated to second order, the drives at their
+    the Taylor step from the ``previous`` step's (q, q̇, q̈, λ, F) (λ, F held), the drives at their
     prescribed values."""
+    n = mech.n
     if previous is None:
-        q, qd, qdd = start.q.copy(), start.qd.copy(), np.zeros(mech.n)
+        q, qd, qdd = start.q.copy(), start.qd.copy(), np.zeros(n)
         lam, force = np.zeros(len(start.rows)), np.zeros(len(start.driven))
     else:
-        h = t[k] - t[k - 1]
-        q, qd, qdd, lam, force = previous
-        q, qd = q + h * qd + 0.5 * h * h * qdd, qd + h * qdd
-        qdd = qdd.copy()
+        state = predict(taylor_coefficients(t[k] - t[k - 1]), np.concatenate(previous)[None], n)
+        q, qd, qdd, lam, force = np.split(state, np.cumsum([n, n, n, len(start.rows)]))
     for x, values in zip((q, qd, qdd), drive):
         x[start.driven] = values[k]
     guess = gtsam.Values()
