@@ -52,12 +52,12 @@ from estimator.factors.native import native_linear_factor
 from estimator.factors.step_bundle import dependent_step_error, step_sigmas
 from estimator.kinematics import AssemblyError, solve_position_problem
 from estimator.model import Mechanism
+from estimator.smoother import FACTORIZATIONS
 from estimator.timeseries import Trajectory
 
 DRIVE_RATES = ("prior", "integrators")
 ORDERINGS = {"COLAMD": gtsam.Ordering.ColamdGaussianFactorGraph, "METIS": gtsam.Ordering.MetisGaussianFactorGraph,
              "NATURAL": gtsam.Ordering.NaturalGaussianFactorGraph}
-FACTORIZATIONS = ("CHOLESKY", "QR")
 
 
 @dataclass(frozen=True)

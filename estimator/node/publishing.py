@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import msgpack
 import numpy as np
 
 from sensors.messages import MessageError, unpack  # noqa: F401 (unpack: the node's one way to read msgpack)
@@ -50,10 +49,6 @@ def estimate_message(estimate: Any) -> dict[str, Any]:
     if estimate.sigma is not None:
         message["sigma"] = plain(estimate.sigma)
     return message
-
-
-def pack(message: Mapping[str, Any]) -> bytes:
-    return msgpack.packb(message, use_bin_type=True)
 
 
 UNPACK_ERRORS = (MessageError,)  # what ``unpack`` (sensors.messages.unpack: bounded depth) raises on bad data
