@@ -96,7 +96,7 @@ def hybrid_start(mech: Mechanism, drives: Sequence[str], pos0: np.ndarray, vel0:
 
 def step_factors(mech: Mechanism, start: HybridStart, k: int, t: np.ndarray, drive: tuple[np.ndarray, ...],
                  options: FGOptions) -> gtsam.NonlinearFactorGraph:
-    """Factors that join step k: its driven-step factor and drive priors, the integrators from
+    """Factors that join step k: its step factor and drive priors, the integrators from
     step k − 1 (or the initial-state priors when k = 0)."""
     n, driven = mech.n, start.driven
     graph = gtsam.NonlinearFactorGraph()
