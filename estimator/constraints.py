@@ -215,16 +215,6 @@ def constraint_jacobian(mech: Mechanism, q: np.ndarray) -> np.ndarray:
     return constraint_derivatives(mech, q)[1]
 
 
-def constraint_hessians(mech: Mechanism, q: np.ndarray) -> np.ndarray:
-    """Φqq(q), shape (m, n, n): the Hessian of every row."""
-    return constraint_derivatives(mech, q, True)[2]
-
-
-def jacobian_rate(mech: Mechanism, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-    """Φ̇q = d(Φq)/dt = Φqq · q̇, shape (m, n)."""
-    return constraint_hessians(mech, q) @ np.asarray(qd, float)
-
-
 def acceleration_rhs(mech: Mechanism, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
     """γ = −Φ̇q q̇: the right-hand side of the acceleration constraints Φq q̈ = γ."""
     a = mech.arrays

@@ -1,4 +1,4 @@
-"""Kinematic problems (position, velocity, acceleration) and point and body kinematics.
+"""Kinematic problems (position, velocity, acceleration) and the choice of independent coordinates.
 
 Position problem: Newton-Raphson on Φ(q) = 0 over the free coordinates, the held ones fixed
 (García de Jalón and Bayo, ch. 2). Every linear solve is a least-squares solve by SVD
@@ -27,8 +27,7 @@ from estimator.constraints import (acceleration_rhs, angle_coordinates, constrai
                                    turn_limited_fraction)
 from estimator.errors import MbstateError
 from estimator.linalg import pivot_columns
-from estimator.mass import J
-from estimator.model import Body, Mechanism
+from estimator.model import Mechanism
 
 RANK_TOLERANCE = 1e-9
 MAX_TURN = np.pi / 4  # largest turn of a segment in one Newton step, and of a held angle per increment [rad]
@@ -178,41 +177,3 @@ def suggested_independent(mech: Mechanism, q: np.ndarray, rank: int) -> list[int
         if rank == 0 or np.linalg.matrix_rank(jac, tol=RANK_TOLERANCE * mech.n) == rank:
             return actuated
     return independent_coordinates(mech, q)
-
-
-def body_point(mech: Mechanism, body: Body, local: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Global position [m] of a body-fixed point with body-frame coordinates ``local`` = (ξ, η):
-    r = r0 + A (r1 − r0), A = (ξ I + η J)/L, linear in the natural coordinates."""
-    return _body_point(mech, body, local, mech.z(np.asarray(q, float)))
-
-
-def body_point_rate(mech: Mechanism, body: Body, local: np.ndarray, qd: np.ndarray) -> np.ndarray:
-    """Velocity (given q̇) or acceleration (given q̈) of a body-fixed point: the same linear map
-    applied to the rates, fixed points contributing zero."""
-    zd = np.concatenate((np.asarray(qd, float), np.zeros(len(mech.arrays.constants))))
-    return _body_point(mech, body, local, zd)
-
-
-def _body_point(mech: Mechanism, body: Body, local: np.ndarray, z: np.ndarray) -> np.ndarray:
-    r0, r1 = z[mech.point_z[body.points[0]]], z[mech.point_z[body.points[1]]]
-    a = (local[0] * np.eye(2) + local[1] * J) / body.length
-    return r0 + a @ (r1 - r0)
-
-
-def body_angle(mech: Mechanism, body: Body, q: np.ndarray, qd: np.ndarray | None = None,
-               qdd: np.ndarray | None = None) -> tuple[float, float, float]:
-    """Angle φ of the body's x axis [rad], ω = u × u̇ / |u|² and α = u × ü / |u|² − 2 (u·u̇) ω / |u|²."""
-    p0, p1 = body.points[:2]
-
-    def segment(vector: np.ndarray | None, constants: np.ndarray) -> np.ndarray:
-        if vector is None:
-            return np.zeros(2)
-        z = np.concatenate((np.asarray(vector, float), constants))
-        return z[mech.point_z[p1]] - z[mech.point_z[p0]]
-
-    zeros = np.zeros(len(mech.arrays.constants))
-    u, ud, udd = segment(q, mech.arrays.constants), segment(qd, zeros), segment(qdd, zeros)
-    u2 = u @ u
-    omega = (u[0] * ud[1] - u[1] * ud[0]) / u2
-    alpha = (u[0] * udd[1] - u[1] * udd[0]) / u2 - 2.0 * (u @ ud) * omega / u2
-    return float(np.arctan2(u[1], u[0])), float(omega), float(alpha)

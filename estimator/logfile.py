@@ -78,6 +78,7 @@ import msgpack
 import numpy as np
 
 from estimator.errors import MbstateError, shown
+from estimator.wire import pack
 
 FORMAT, VERSION = "mbstate-log", 3
 READABLE_VERSIONS = (1, 2, 3)
@@ -143,7 +144,7 @@ class LogWriter:
         self.flush()
 
     def _append(self, kind: str, body: dict[str, Any]) -> None:
-        data = frame(self._index, msgpack.packb([kind, body], use_bin_type=True))
+        data = frame(self._index, pack([kind, body]))
         self._stream.write(data)
         self._index, self._bytes = self._index + 1, self._bytes + len(data)
         self._pending += 1

@@ -120,6 +120,3 @@ class Mechanism:
         """The extended vector [q, constants]."""
         return np.concatenate((q, self.arrays.constants))
 
-    def point_positions(self, q: np.ndarray) -> np.ndarray:
-        """Positions of all points (fixed ones included), shape (points, 2) [m]."""
-        return self.z(q)[self.point_z]

@@ -89,31 +89,3 @@ def write_csv(path: str | Path, trajectory: Trajectory) -> None:
     """Write a trajectory as CSV with a header line (full double precision)."""
     with CsvWriter(path) as writer:
         writer.write(trajectory)
-
-
-def read_csv(path: str | Path) -> Trajectory:
-    """Read a CSV written by :func:`write_csv` (or by hand with the same header convention)."""
-    try:
-        with open(path, encoding="utf-8") as stream:
-            header = stream.readline().strip().split(",")
-            data = np.loadtxt(stream, delimiter=",", ndmin=2)
-    except OSError as exc:
-        raise MbstateError(f"{path}: cannot read ({exc.strerror})") from None
-    except ValueError as exc:
-        raise MbstateError(f"{path}: not a numeric CSV ({exc})") from None
-    if not header or header[0] != "t":
-        raise MbstateError(f"{path}: the first column must be 't'")
-    if data.shape[1] != len(header):
-        raise MbstateError(f"{path}: {len(header)} header columns but {data.shape[1]} data columns")
-    groups: dict[str, list[int]] = {}
-    for k, name in enumerate(header[1:], start=1):
-        prefix, _, _ = name.partition(".")
-        groups.setdefault(prefix, []).append(k)
-    names = tuple(header[k].partition(".")[2] for k in groups.get("q", groups.get("qd", groups.get("qdd", []))))
-
-    def block(prefix: str) -> np.ndarray | None:
-        return data[:, groups[prefix]] if prefix in groups else None
-
-    forces = {header[k].partition(".")[2]: data[:, k] for k in groups.get("Q", [])}
-    return Trajectory(t=data[:, 0], coordinate_names=names, q=block("q"), qd=block("qd"), qdd=block("qdd"),
-                      forces=forces, lam=block("lambda"))

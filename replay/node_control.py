@@ -16,7 +16,8 @@ from typing import Any
 import zmq
 
 from estimator.node.client import ClientKeys, Handshake
-from estimator.node.publishing import pack, unpack
+from estimator.node.publishing import unpack
+from estimator.wire import pack
 
 POLL_S = 0.05  # [s] between two status requests while waiting
 

@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import msgpack
 import zmq
 
 from estimator.errors import MbstateError
 from estimator.logfile import LogStream
 from estimator.node.client import ClientKeys, Handshake
+from estimator.wire import pack
 from replay.node_control import NodeControl
 from replay.pacing import paced
 
@@ -83,7 +83,7 @@ def publish(messages: Iterable[Any], endpoint: str, speed: float | None = 1.0,
                                        "endpoint was given")
                 _carry_out(node, message.name, first + sent, stop)
             else:
-                socket.send(message if isinstance(message, bytes) else msgpack.packb(message, use_bin_type=True))
+                socket.send(message if isinstance(message, bytes) else pack(message))
                 sent += 1
         return sent
     finally:

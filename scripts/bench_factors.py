@@ -11,6 +11,7 @@ with the actuated coordinates as drivers).
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
@@ -19,11 +20,14 @@ import numpy as np
 
 from estimator import kinematics
 from estimator.factors.adapter import gtsam_factor
-from estimator.factors.catalog import FactorSpec, factor_catalog
 from estimator.mechanism_file import load_mechanism
 from estimator.model import Mechanism
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs" / "mechanisms"
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))  # the catalog and the numpy reference forms are test material
+from factor_catalog import ONLINE_BIAS, FactorSpec, factor_catalog  # noqa: E402
+
+CONFIGS = REPO / "configs" / "mechanisms"
 DEFAULTS = (CONFIGS / "fourbar_crank.yaml", CONFIGS / "pick_and_place.yaml")
 DT = 0.005
 
@@ -49,8 +53,9 @@ def state(mech: Mechanism) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     qdd = kinematics.solve_acceleration_problem(mech, q, qd, rng.normal(size=len(drivers)), drivers)
     dof = kinematics.degrees_of_freedom(mech, q)
     values = {"q": q, "v": qd, "a": qdd, "l": rng.normal(size=mech.m), "f": rng.normal(size=len(drivers)),
-              "z": rng.normal(size=dof), "zd": rng.normal(size=dof), "zdd": rng.normal(size=dof)}
-    values.update({kind + "+": value.copy() for kind, value in values.items()})
+              "zdd": rng.normal(size=dof)}
+    values["x"] = np.concatenate((q, qd, qdd, values["f"], np.zeros(ONLINE_BIAS), values["l"]))
+    values.update({kind + step: value.copy() for kind, value in list(values.items()) for step in ("+", "-", "--")})
     return q, values
 
 
@@ -58,7 +63,7 @@ def measure(spec: FactorSpec, values: dict[str, np.ndarray], calls: int) -> tupl
     """(error dimension, µs per linearize, µs per numpy error+Jacobians)."""
     inputs = [values[v] for v in spec.variables]
     rows = spec.fn(*inputs, jac=False)[0].shape[0]
-    keys = spec.keys(0)
+    keys = spec.keys(2)  # step 2: the variables of steps 0 … 3
     graph_values = gtsam.Values()
     for key, value in zip(keys, inputs):
         graph_values.insert(key, value)

@@ -15,8 +15,10 @@ import numpy as np
 import pytest
 import zmq
 
+from estimator.errors import MbstateError
 from estimator.mechanism_file import load_mechanism
 from estimator.model import Mechanism
+from estimator.timeseries import Trajectory
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE = REPO / "tests" / "data" / "mbse"
@@ -84,3 +86,32 @@ def context():
     context.setsockopt(zmq.LINGER, 0)
     yield context
     context.destroy()
+
+
+def read_csv(path: str | Path) -> Trajectory:
+    """A trajectory from a CSV written by estimator.timeseries.write_csv (or by hand with the same
+    header convention)."""
+    try:
+        with open(path, encoding="utf-8") as stream:
+            header = stream.readline().strip().split(",")
+            data = np.loadtxt(stream, delimiter=",", ndmin=2)
+    except OSError as exc:
+        raise MbstateError(f"{path}: cannot read ({exc.strerror})") from None
+    except ValueError as exc:
+        raise MbstateError(f"{path}: not a numeric CSV ({exc})") from None
+    if not header or header[0] != "t":
+        raise MbstateError(f"{path}: the first column must be 't'")
+    if data.shape[1] != len(header):
+        raise MbstateError(f"{path}: {len(header)} header columns but {data.shape[1]} data columns")
+    groups: dict[str, list[int]] = {}
+    for k, name in enumerate(header[1:], start=1):
+        prefix, _, _ = name.partition(".")
+        groups.setdefault(prefix, []).append(k)
+    names = tuple(header[k].partition(".")[2] for k in groups.get("q", groups.get("qd", groups.get("qdd", []))))
+
+    def block(prefix: str) -> np.ndarray | None:
+        return data[:, groups[prefix]] if prefix in groups else None
+
+    forces = {header[k].partition(".")[2]: data[:, k] for k in groups.get("Q", [])}
+    return Trajectory(t=data[:, 0], coordinate_names=names, q=block("q"), qd=block("qd"), qdd=block("qdd"),
+                      forces=forces, lam=block("lambda"))

@@ -8,9 +8,10 @@ import numpy as np
 
 from estimator.drive_trajectory import DriveTrajectory, load_drive_trajectory
 from estimator.dynamics.inverse import InverseDynamicsResult, drive_indices, inverse_dynamics
-from estimator.graph_dynamics.inverse import DRIVE_RATES, FACTORIZATIONS, ORDERINGS, FGOptions, fg_inverse_dynamics
+from estimator.graph_dynamics.inverse import DRIVE_RATES, ORDERINGS, FGOptions, fg_inverse_dynamics
 from estimator.mechanism_file import load_mechanism
 from estimator.model import Mechanism
+from estimator.smoother import FACTORIZATIONS
 from estimator.timeseries import write_csv
 
 METHODS = ("classical", "fg")

@@ -42,6 +42,7 @@ import zmq
 from estimator.errors import MbstateError
 from estimator.node.client import ClientKeys, Handshake
 from estimator.node.publishing import unpack
+from estimator.wire import pack
 from replay.node_control import NodeControl
 from replay.pacing import paced
 from replay.publish import connect_publisher
@@ -76,7 +77,7 @@ def _subscribe(context: zmq.Context, endpoint: str, keys: ClientKeys | None) -> 
 def _send_paced(socket: zmq.Socket, readings: list[dict], stop: threading.Event) -> int:
     """Send ``readings`` at real time by their stamps (msgpack-encoded before the clock starts); how
     many were sent before ``stop``."""
-    packed = [msgpack.packb(message, use_bin_type=True) for message in readings]
+    packed = [pack(message) for message in readings]
     sent = 0
     for _, data in zip(paced(readings), packed):
         if stop.is_set():
@@ -149,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     if orphaned.is_set():  # nobody will read the report or remove the directory
         shutil.rmtree(directory, ignore_errors=True)
         return 1
-    (Path(directory) / REPORT).write_bytes(msgpack.packb(report, use_bin_type=True))
+    (Path(directory) / REPORT).write_bytes(pack(report))
     return 0
 
 
@@ -162,7 +163,7 @@ class Peer:
                  ) -> None:
         self._directory = tempfile.TemporaryDirectory(prefix="mbstate-demo-")
         path = Path(self._directory.name)
-        (path / READINGS).write_bytes(msgpack.packb(readings, use_bin_type=True))
+        (path / READINGS).write_bytes(pack(readings))
         self.process = subprocess.Popen(
             [sys.executable, "-m", "estimator.demo.peer", str(path), endpoints["sub"], endpoints["pub"],
              endpoints["control"], *key_files], cwd=PACKAGE_ROOT, stdin=subprocess.DEVNULL)

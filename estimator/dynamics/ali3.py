@@ -7,7 +7,8 @@ so the dynamic equilibrium at the new step, scaled by h²/4, is a nonlinear syst
     f(q') = (h²/4) [M q̈' + Φqᵀ (λ + α Φ) − Q] = 0,
     f_q ≈ M + (h/2) C + (h²/4) (Φqᵀ α Φq + K),   K = −∂Q/∂q, C = −∂Q/∂q̇,
 
-solved by Newton-Raphson with the multiplier update λ ← λ + α Φ(q') after each iteration. Then
+solved by Newton-Raphson from the Taylor step q + h q̇ + h²/2 q̈ (estimator.dynamics.prediction) with
+the multiplier update λ ← λ + α Φ(q') after each iteration. Then
 
     f_q q̇ = W q̇*,   f_q q̈ = W q̈* − (h²/4) Φqᵀ α Φ̇q q̇,   W = M + (h/2) C + (h²/4) K,
 
@@ -20,6 +21,7 @@ import numpy as np
 from numba import njit
 
 from estimator.dynamics.kernels import constraint_rates, constraints, forces
+from estimator.dynamics.prediction import predict, taylor_coefficients
 from estimator.linalg import solve
 
 
@@ -40,7 +42,10 @@ def step(ar, q, qd, qdd, lam, h, penalty, tol, max_iter, state_forces):
     c1, c2 = 2.0 / h, 4.0 / (h * h)
     hat_v = -(c1 * q + qd)
     hat_a = -(c2 * q + 2.0 * c1 * qd + qdd)
-    qn = q + h * qd + 0.5 * h * h * qdd
+    n = q.shape[0]
+    state = np.empty((1, 3 * n))
+    state[0, :n], state[0, n:2 * n], state[0, 2 * n:] = q, qd, qdd
+    qn = predict(taylor_coefficients(h), state, n)[:n]
     phi, jac = constraints(ar, qn)
     iterations = 0
     for iterations in range(1, max_iter + 1):

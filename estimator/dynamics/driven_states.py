@@ -10,7 +10,8 @@ Reina (2021) reduce, at each time step, to square systems in the free coordinate
 3. accelerations:  Φq_S[:, f] q̈_f = γ_S − Φq_S[:, d] q̈̄_d,  γ = −Φ̇q q̇;
 4. forces:         [Φq_Sᵀ | −E_d] [λ_S; Q_d] = Q(q, q̇) − M q̈          (n x n).
 
-The first Newton guess of a step is the previous solution extrapolated to second order. Every
+The first Newton guess of a step is the Taylor step from the previous solution
+(estimator.dynamics.prediction). Every
 solve is the complete-pivoting elimination of estimator.linalg.
 """
 
@@ -20,6 +21,7 @@ import numpy as np
 from numba import njit
 
 from estimator.dynamics.kernels import constraint_rates, constraints, forces
+from estimator.dynamics.prediction import predict, taylor_coefficients
 from estimator.linalg import solve
 
 
@@ -50,6 +52,7 @@ def driven_states(ar, driven, rows, q_start, pos, vel, acc, t, tol, max_iter):
     lams, drive_forces = np.zeros((count, m)), np.zeros((count, k))
     q = q_start.copy()
     system = np.zeros((n, n))
+    last = np.zeros((1, 3 * n))  # the state of the step before, [q; q̇; q̈]
     for j in range(k):
         system[driven[j], size + j] = -1.0
     for i in range(count):
@@ -74,6 +77,6 @@ def driven_states(ar, driven, rows, q_start, pos, vel, acc, t, tol, max_iter):
         lams[i, rows] = unknowns[:size]
         drive_forces[i] = unknowns[size:]
         if i + 1 < count:
-            h = t[i + 1] - t[i]
-            q = q + h * qd + 0.5 * h * h * qdd
+            last[0, :n], last[0, n:2 * n], last[0, 2 * n:] = q, qd, qdd
+            q = predict(taylor_coefficients(t[i + 1] - t[i]), last, n)[:n]
     return qs, qds, qdds, lams, drive_forces, -1

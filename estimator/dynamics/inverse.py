@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from estimator.constraints import constraint_jacobian
+from estimator.dynamics.prediction import predict, taylor_coefficients
 from estimator.errors import MbstateError
 from estimator.forces import generalized_forces
 from estimator.kinematics import (RANK_TOLERANCE, AssemblyError, constraint_rank, solve_acceleration_problem,
@@ -88,7 +89,8 @@ def inverse_dynamics(mech: Mechanism, drives: Sequence[str], t: np.ndarray, pos:
     ``pos``, ``vel``, ``acc`` are (N, k) for the k coordinates named in ``drives`` at times ``t`` (N,).
     Returns q, q̇, q̈ (N, n), λ (N, m) and ``forces[name]`` = Q_d (N,) [N or N·m] applied on each
     driven coordinate. Each position problem starts from the previous solution extrapolated to
-    second order; the first from ``mech.q0`` assembled, with the driven values. Raises MbstateError.
+    second order (the Taylor step of estimator.dynamics.prediction); the first from ``mech.q0``
+    assembled, with the driven values. Raises MbstateError.
     """
     driven = drive_indices(mech, drives)
     t = np.asarray(t, float)
@@ -118,8 +120,8 @@ def inverse_dynamics(mech: Mechanism, drives: Sequence[str], t: np.ndarray, pos:
             raise MbstateError(f"at t = {t[i]:g} s: the driven coordinates ({names}) do not fix the mechanism "
                                "(singular configuration)")
         if i + 1 < count:
-            step = t[i + 1] - t[i]
-            guess = q[i] + step * qd[i] + 0.5 * step**2 * qdd[i]
+            state = np.concatenate((q[i], qd[i], qdd[i]))[None]
+            guess = predict(taylor_coefficients(t[i + 1] - t[i]), state, n)[:n]
     elapsed = time.perf_counter() - started
     trajectory = Trajectory(t=t, coordinate_names=mech.coordinate_names, q=q, qd=qd, qdd=qdd,
                             forces={mech.coordinate_names[c]: forces[:, k] for k, c in enumerate(driven)}, lam=lam)

@@ -1,4 +1,4 @@
-"""Compiled shorthands over the model arrays, shared by the forward-dynamics integrators."""
+"""Compiled shorthands over the model arrays, shared by the compiled dynamics kernels."""
 
 from __future__ import annotations
 

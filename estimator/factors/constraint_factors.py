@@ -1,9 +1,9 @@
-"""Kinematic constraint factors at position, velocity and acceleration level (dependent coordinates).
+"""Pieces shared by the constraint rows of the factors (dependent coordinates):
 
-- position:     e = Φ(q),                      ∂e/∂q = Φq;
-- velocity:     e = Φq q̇,                      ∂e/∂q = Φqq·q̇ (= Φ̇q), ∂e/∂q̇ = Φq;
-- acceleration: e = Φq q̈ − γ = Φq q̈ + s,      s_r = q̇ᵀ Φqq_r q̇ (γ = −s, scleronomic constraints),
-  ∂e/∂q = Φqq·q̈ + ∂s/∂q, ∂e/∂q̇ = 2 Φqq·q̇, ∂e/∂q̈ = Φq.
+- S, a maximal independent subset of the constraint rows (redundant rows leave no free multiplier);
+- Σ_r w_r Φqq_r;
+- the acceleration constraints e = Φq q̈ − γ = Φq q̈ + s,  s_r = q̇ᵀ Φqq_r q̇ (γ = −s, scleronomic
+  constraints), with ∂e/∂q = Φqq·q̈ + ∂s/∂q, ∂e/∂q̇ = 2 Φqq·q̇, ∂e/∂q̈ = Φq.
 
 ∂s/∂q needs third derivatives of Φ: see estimator.constraints.velocity_term_gradient.
 """
@@ -40,26 +40,3 @@ def acceleration_constraint_terms(mech: Mechanism, q: np.ndarray, qd: np.ndarray
     a = mech.arrays
     d_q = phi_qq @ qdd + velocity_term_gradient(q, qd, a.constants, a.c_kind, a.c_idx)
     return error, [d_q, 2.0 * rate, phi_q]
-
-
-def position_constraint_error(mech: Mechanism, q: np.ndarray, jac: bool = True) -> tuple[np.ndarray, list | None]:
-    """e = Φ(q) (m); Jacobian Φq."""
-    phi, phi_q, _ = constraint_derivatives(mech, q, False)
-    return phi, [phi_q] if jac else None
-
-
-def velocity_constraint_error(mech: Mechanism, q: np.ndarray, qd: np.ndarray,
-                              jac: bool = True) -> tuple[np.ndarray, list | None]:
-    """e = Φq q̇ (m); Jacobians (Φqq·q̇, Φq)."""
-    _, phi_q, phi_qq = constraint_derivatives(mech, q, jac)
-    error = phi_q @ qd
-    return error, [phi_qq @ qd, phi_q] if jac else None
-
-
-def acceleration_constraint_error(mech: Mechanism, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
-                                  jac: bool = True) -> tuple[np.ndarray, list | None]:
-    """e = Φq q̈ − γ(q, q̇) (m); Jacobians (Φqq·q̈ + ∂s/∂q, 2 Φqq·q̇, Φq)."""
-    _, phi_q, phi_qq = constraint_derivatives(mech, q, True)
-    if not jac:
-        return phi_q @ qdd + (phi_qq @ qd) @ qd, None
-    return acceleration_constraint_terms(mech, q, qd, qdd, phi_q, phi_qq)

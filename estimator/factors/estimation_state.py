@@ -7,8 +7,8 @@ GTSAM's bookkeeping small (estimator.factors.stacked_state); F and b ride in it,
 walks join the integrators in one native factor between consecutive states:
 
     model rows of step k (one Python factor, with that step's readings, estimator.factors.observation_stack):
-      dynamics:    [Φ_S; Φq_S q̇; M q̈ + Φq_Sᵀ λ − Q − E F; Φq_S q̈ − γ_S]   (estimator.factors.step_bundle)
-      kinematics:  [Φ_S; Φq_S q̇; Φq_S q̈ − γ_S]
+      dynamics:    [Φ_S; Φq_S q̇; M q̈ + Φq_Sᵀ λ − Q − E F; Φq_S q̈ − γ_S]   (estimator.dynamics.step_rows)
+      kinematics:  [Φ_S; Φq_S q̇; Φq_S q̈ − γ_S]                          (its constraint block)
     process rows between steps (native, linear; estimator.factors.native):
       Adams-Moulton of order p on q/q̇ and q̇/q̈ over x_{k+1−p} … x_k (estimator.factors.multistep),
       F_k − F_{k−1} ~ N(0, K_F² h),  b_k − b_{k−1} ~ N(0, K_b² h) per sensor,
@@ -24,12 +24,10 @@ from functools import cached_property, partial
 import gtsam
 import numpy as np
 
-from estimator.constraints import constraint_derivatives
-from estimator.factors.constraint_factors import acceleration_constraint_terms
+from estimator.dynamics.step_rows import constraint_rows, step_rows
 from estimator.factors.multistep import adams_moulton_error
 from estimator.factors.native import LinearRelation
 from estimator.factors.stacked_state import StateLayout, integrator_on_states
-from estimator.factors.step_bundle import dependent_step_error
 from estimator.model import Mechanism
 
 
@@ -78,17 +76,14 @@ def dynamics_rows(mech: Mechanism, layout: EstimationLayout, selection: np.ndarr
                   jac: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
     """e = [Φ_S; Φq_S q̇; M q̈ + Φq_Sᵀ λ − Q − E F; Φq_S q̈ − γ_S] and ∂e/∂x (E = ``selection``, n x a)."""
     n, size = layout.n, len(layout.rows)
-    force = x[layout.force]
-    error, blocks = dependent_step_error(mech, layout.row_indices, x[:n], x[n:2 * n], x[2 * n:3 * n],
-                                         x[layout.lam], jac)
-    dyn = slice(2 * size, 2 * size + n)
-    error[dyn] -= selection @ force
+    error, block = step_rows(mech.arrays, layout.row_indices, selection, x[:n], x[n:2 * n], x[2 * n:3 * n],
+                             x[layout.lam], x[layout.force], jac)
     if not jac:
         return error, None
     jacobian = np.zeros((error.shape[0], layout.size))
-    jacobian[:, :3 * n] = np.concatenate(blocks[:3], axis=1)
-    jacobian[:, layout.lam] = blocks[3]
-    jacobian[dyn, layout.force] = -selection
+    jacobian[:, :3 * n] = block[:, :3 * n]
+    jacobian[:, layout.lam] = block[:, 3 * n:3 * n + size]
+    jacobian[:, layout.force] = block[:, 3 * n + size:]
     return error, jacobian
 
 
@@ -96,21 +91,11 @@ def kinematic_rows(mech: Mechanism, rows: np.ndarray, layout: EstimationLayout, 
                    jac: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
     """e = [Φ_S; Φq_S q̇; Φq_S q̈ − γ_S] over the constraint ``rows`` S and ∂e/∂x (the state carries no λ)."""
     n = layout.n
-    q, qd, qdd = x[:n], x[n:2 * n], x[2 * n:3 * n]
-    phi, phi_q, phi_qq = constraint_derivatives(mech, q, True)
-    acc, (acc_q, acc_qd, _) = acceleration_constraint_terms(mech, q, qd, qdd, phi_q, phi_qq)
-    phi, phi_q, acc, acc_q, acc_qd = phi[rows], phi_q[rows], acc[rows], acc_q[rows], acc_qd[rows]
-    error = np.concatenate((phi, phi_q @ qd, acc))
+    error, block = constraint_rows(mech.arrays, rows, x[:n], x[n:2 * n], x[2 * n:3 * n], jac)
     if not jac:
         return error, None
-    size = len(rows)
-    jacobian = np.zeros((3 * size, layout.size))
-    jacobian[:size, :n] = phi_q
-    jacobian[size:2 * size, :n] = acc_qd / 2.0  # Φ̇q_S = Φqq_S·q̇
-    jacobian[size:2 * size, n:2 * n] = phi_q
-    jacobian[2 * size:, :n] = acc_q
-    jacobian[2 * size:, n:2 * n] = acc_qd
-    jacobian[2 * size:, 2 * n:3 * n] = phi_q
+    jacobian = np.zeros((error.shape[0], layout.size))
+    jacobian[:, :3 * n] = block
     return error, jacobian
 
 

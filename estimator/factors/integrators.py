@@ -1,24 +1,11 @@
-"""Integrator factors between consecutive steps of a variable x and its rate ẋ (q/q̇ or q̇/q̈).
-
-- Euler:       e = x_{k+1} − x_k − Δt ẋ  (ẋ = ẋ_k explicit, ẋ = ẋ_{k+1} implicit: the caller picks the key);
-- trapezoidal: e = x_{k+1} − x_k − Δt/2 (ẋ_k + ẋ_{k+1})  (second order, A-stable).
-"""
+"""The trapezoidal integrator factor between consecutive steps of a variable x and its rate ẋ
+(q/q̇ or q̇/q̈): e = x_{k+1} − x_k − Δt/2 (ẋ_k + ẋ_{k+1})  (second order, A-stable)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from estimator.factors.identity import scaled_identity
-
-
-def euler_error(dt: float, x0: np.ndarray, x1: np.ndarray, rate: np.ndarray,
-                jac: bool = True) -> tuple[np.ndarray, list[np.ndarray] | None]:
-    """e = x1 − x0 − dt·rate [units of x]; Jacobians (−I, I, −dt I)."""
-    n = x0.shape[0]
-    error = x1 - x0 - dt * rate
-    if not jac:
-        return error, None
-    return error, [scaled_identity(n, -1.0), scaled_identity(n), scaled_identity(n, -dt)]
 
 
 def trapezoidal_error(dt: float, x0: np.ndarray, x1: np.ndarray, rate0: np.ndarray, rate1: np.ndarray,

@@ -10,10 +10,6 @@ V     ``v``     velocities q̇
 A     ``a``     accelerations q̈
 L     ``l``     Lagrange multipliers λ
 F     ``f``     unknown actuator forces (torques) [N, N·m]
-Z     ``z``     independent coordinates z = q[I]
-ZD    ``y``     ż
-ZDD   ``x``     z̈
-B     ``b``     sensor biases, one variable per sensor slot and step (see :func:`B`)
 X     ``s``     stacked state of a step, [q; q̇; q̈; λ] or [q; q̇; q̈] (estimator.factors.stacked_state)
 ====  ========  =========================================
 """
@@ -52,35 +48,9 @@ def F(k: int) -> int:
     return gtsam.symbol("f", k)
 
 
-def Z(k: int) -> int:
-    """Key of the independent coordinates z at step k."""
-    return gtsam.symbol("z", k)
-
-
-def ZD(k: int) -> int:
-    """Key of ż at step k."""
-    return gtsam.symbol("y", k)
-
-
-def ZDD(k: int) -> int:
-    """Key of z̈ at step k."""
-    return gtsam.symbol("x", k)
-
-
 def X(k: int) -> int:
     """Key of the stacked state of step k."""
     return gtsam.symbol("s", k)
-
-
-BIAS_SLOTS = 256  # sensors with a bias state per estimator
-
-
-def B(slot: int, k: int) -> int:
-    """Key of the bias of the sensor in ``slot`` (0 ≤ slot < BIAS_SLOTS) at step k; the symbol index
-    is k·BIAS_SLOTS + slot, so one character serves every sensor."""
-    if not 0 <= slot < BIAS_SLOTS:
-        raise MbstateError(f"bias slot must be in 0..{BIAS_SLOTS - 1}, got {slot}")
-    return gtsam.symbol("b", k * BIAS_SLOTS + slot)
 
 
 @dataclass(frozen=True)

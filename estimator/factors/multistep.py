@@ -1,22 +1,18 @@
 """Adams-Moulton integrator factors between a variable x and its rate ẋ (q/q̇ or q̇/q̈), step h:
 
-    e = x_{k+1} − x_k − h Σ_j β_j ẋ_{k+2−p+j},  j = 0 … p−1, over the p steps k+2−p … k+1:
+    e = x_{k+1} − x_k − h Σ_j β_j ẋ_{k+2−p+j},  j = 0 … p−1, over the p steps k+2−p … k+1,
 
-    order p = 2:  β = (1, 1)/2               trapezoidal rule,  local error −h³/12 x‴
-    order p = 3:  β = (−1, 8, 5)/12                              local error −h⁴/24 x⁗
-    order p = 4:  β = (1, −5, 19, 9)/24                          local error −19 h⁵/720 x⁽⁵⁾
-
-(Hairer, Nørsett and Wanner, Solving ODEs I, III.1). The error is linear in the variables
-(estimator.factors.native makes it a native GTSAM factor). ``selection`` E (rows, e.g. the picker
-of independent coordinates) restricts it to e = E (x_{k+1} − …). A run starts with the lower orders.
+with the weights β of order p = 2 (trapezoidal), 3 or 4 (estimator.dynamics.integrators). The error
+is linear in the variables (estimator.factors.native makes it a native GTSAM factor). ``selection``
+E (rows, e.g. the picker of independent coordinates) restricts it to e = E (x_{k+1} − …). A run
+starts with the lower orders.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-ADAMS_MOULTON = {2: np.array([1.0, 1.0]) / 2.0, 3: np.array([-1.0, 8.0, 5.0]) / 12.0,
-                 4: np.array([1.0, -5.0, 19.0, 9.0]) / 24.0}
+from estimator.dynamics.integrators import ADAMS_MOULTON
 
 
 def adams_moulton_error(order: int, dt: float, x0: np.ndarray, x1: np.ndarray, *rates: np.ndarray, jac: bool = True,

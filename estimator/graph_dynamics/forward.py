@@ -10,8 +10,9 @@ One variable per step, the stacked state x_k = [q; q̇; q̈; λ] (dependent coor
   with orders 2, 3, … as states become available.
 
 Step 0 adds a prior on (q0, q̇0). The initial guess of x_k extrapolates q̈ and λ quadratically and
-integrates q̇, q with the same Adams-Moulton weights; it is close enough (error O(h³)) that iSAM2
-never needs to relinearize (a relinearized, iterated solution differs far below the integrator's error).
+integrates q̇, q with the same Adams-Moulton weights (estimator.dynamics.prediction); it is close
+enough (error O(h³)) that iSAM2 never needs to relinearize (a relinearized, iterated solution differs
+far below the integrator's error).
 
 Independent coordinates: z = q[I] is not a separate variable; the integrator rows pick it from q.
 I is chosen (QR with column pivoting, kinematics.independent_coordinates) at the start and again
@@ -46,16 +47,18 @@ import numpy as np
 from estimator.constraints import constraint_derivatives
 from estimator.dynamics import lagrange
 from estimator.dynamics.forward import multipliers
+from estimator.dynamics.integrators import ADAMS_MOULTON
+from estimator.dynamics.prediction import HOLD, QUADRATIC, predict, prediction_coefficients
 from estimator.errors import MbstateError
 from estimator.factors.adapter import gtsam_factor
 from estimator.factors.constraint_factors import independent_constraint_rows
 from estimator.factors.independent_coordinates import choose_independent_coordinates
 from estimator.factors.keys import X
 from estimator.factors.memo import remember_last
-from estimator.factors.multistep import ADAMS_MOULTON, adams_moulton_error
+from estimator.factors.multistep import adams_moulton_error
 from estimator.factors.native import LinearRelation
 from estimator.factors.stacked_state import StateLayout, integrator_on_states, on_state
-from estimator.factors.step_bundle import dependent_step_error, independent_step_error
+from estimator.factors.step_bundle import dependent_step_error, independent_step_error, step_sigmas
 from estimator.model import Mechanism
 from estimator.smoother import FixedLagSmoother, SmootherOptions
 from estimator.timeseries import Trajectory
@@ -107,15 +110,15 @@ class _StepFactors:
         self.rows = independent_constraint_rows(mech, q0)
         self.layout = StateLayout(mech.n, len(self.rows) if self.dc else 0)
         if self.dc:
-            self._set(partial(dependent_step_error, mech, self.rows), None,
-                      [sigmas.position, sigmas.velocity, sigmas.dynamics, sigmas.acceleration],
-                      [len(self.rows), len(self.rows), mech.n, len(self.rows)])
+            self._set(partial(dependent_step_error, mech, self.rows, None), None,
+                      step_sigmas(mech.n, len(self.rows), sigmas.position, sigmas.velocity, sigmas.dynamics,
+                                  sigmas.acceleration))
         else:
             self.choose(q0)
 
-    def _set(self, bundle, selection: np.ndarray | None, sigmas: list[float], rows: list[int]) -> None:
+    def _set(self, bundle, selection: np.ndarray | None, sigmas: np.ndarray) -> None:
         self.bundle = on_state(self.layout, bundle)
-        self.bundle_noise = gtsam.noiseModel.Diagonal.Sigmas(np.repeat(sigmas, rows))
+        self.bundle_noise = gtsam.noiseModel.Diagonal.Sigmas(sigmas)
         size = self.mech.n if selection is None else selection.shape[0]
         noise = gtsam.noiseModel.Isotropic.Sigma(2 * size, self.sigmas.integrator)
         self.integrators = {
@@ -127,8 +130,8 @@ class _StepFactors:
         """(ic) Choose z = q[I] and the constraint rows S at q, for the steps still to come."""
         self.ic = choose_independent_coordinates(self.mech, q)
         size, s = len(self.ic.rows), self.sigmas
-        self._set(partial(independent_step_error, self.ic), self.ic.picker,
-                  [s.position, s.velocity, s.acceleration, s.dynamics], [size, size, size, self.mech.n - size])
+        sigmas = np.repeat([s.position, s.velocity, s.acceleration, s.dynamics], [size, size, size, self.mech.n - size])
+        self._set(partial(independent_step_error, self.ic), self.ic.picker, sigmas)
         self.condition = self.conditioning(q)
 
     def conditioning(self, q: np.ndarray) -> float:
@@ -180,7 +183,8 @@ def simulate_fg(mech: Mechanism, q0: np.ndarray, qd0: np.ndarray, dt: float, ste
     for k in range(1, steps + 1):
         start = time.perf_counter()
         values = gtsam.Values()
-        values.insert(X(k), _predict(states, k, n, dt * ADAMS_MOULTON[min(order, k + 1)]))
+        guess = prediction_coefficients(dt * ADAMS_MOULTON[min(order, k + 1)], QUADRATIC if k >= 3 else HOLD)
+        values.insert(X(k), predict(guess, states[k - guess.shape[0]:k], n))
         estimate = smoother.update(step.graph(k), values, {X(k): float(k)})
         for j in range(max(0, k - lag), k + 1):
             states[j] = estimate.atVector(X(j))
@@ -189,20 +193,6 @@ def simulate_fg(mech: Mechanism, q0: np.ndarray, qd0: np.ndarray, dt: float, ste
             rechoices += 1
         timings[k - 1] = time.perf_counter() - start
     return FgResult(_trajectory(mech, step, states, dt), timings, smoother.recoveries, rechoices)
-
-
-def _predict(states: np.ndarray, k: int, n: int, beta: np.ndarray) -> np.ndarray:
-    """Initial guess of x_k: q̈ (and λ) extrapolated quadratically, then q̇ and q by the integrator
-    weights ``beta`` (oldest first)."""
-    x = np.empty(states.shape[1])
-    if k >= 3:
-        x[2 * n:] = 3.0 * states[k - 1, 2 * n:] - 3.0 * states[k - 2, 2 * n:] + states[k - 3, 2 * n:]
-    else:
-        x[2 * n:] = states[k - 1, 2 * n:]
-    past = states[k + 1 - len(beta):k]
-    x[n:2 * n] = states[k - 1, n:2 * n] + beta[:-1] @ past[:, 2 * n:3 * n] + beta[-1] * x[2 * n:3 * n]
-    x[:n] = states[k - 1, :n] + beta[:-1] @ past[:, n:2 * n] + beta[-1] * x[n:2 * n]
-    return x
 
 
 def _trajectory(mech: Mechanism, step: _StepFactors, states: np.ndarray, dt: float) -> Trajectory:

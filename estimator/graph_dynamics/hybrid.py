@@ -6,8 +6,8 @@ motion and the forces the drives must apply.
 Variables per step k as in estimator.graph_dynamics.inverse (q, q̇, q̈, λ_S, F with F on the driven
 coordinates only). Factors:
 
-- the driven-step factor of every step (constraints at the three levels and
-  M q̈ + Φq_Sᵀ λ − Q − E F = 0);
+- the step factor of every step (estimator.factors.step_bundle: constraints at the three levels
+  and M q̈ + Φq_Sᵀ λ − Q − E F = 0);
 - native priors on the driven coordinates of q_k, q̇_k, q̈_k (the prescribed motion);
 - native trapezoidal integrators q–q̇ and q̇–q̈ between consecutive steps: they carry the free
   coordinates forward in time (second-order accurate); their σ (HYBRID_OPTIONS: 1e-6) is
@@ -15,8 +15,8 @@ coordinates only). Factors:
   integrators' O(Δt³) truncation disagrees with them;
 - the initial state: native priors on the whole q_0 and q̇_0 (assembled and consistent).
 
-Solution: the graph grows step by step in iSAM2 (each new step initialized by extrapolating the
-previous one to second order), which gives a good estimate of every step; Gauss-Newton on the whole
+Solution: the graph grows step by step in iSAM2 (each new step initialized by the Taylor step from
+the previous one, estimator.dynamics.prediction), which gives a good estimate of every step; Gauss-Newton on the whole
 graph then returns its batch optimum.
 """
 
@@ -31,13 +31,16 @@ import gtsam
 import numpy as np
 
 from estimator.dynamics.inverse import drive_indices
+from estimator.dynamics.prediction import predict, taylor_coefficients
 from estimator.errors import MbstateError
 from estimator.factors import keys
 from estimator.factors.adapter import gtsam_factor
 from estimator.factors.constraint_factors import independent_constraint_rows
-from estimator.factors.drive_factors import drive_prior, drive_prior_noise, driven_step_error, driven_step_sigmas
+from estimator.factors.drive_factors import drive_prior, drive_prior_noise
+from estimator.factors.dynamics_factors import actuator_selection
 from estimator.factors.integrators import trapezoidal_error
 from estimator.factors.native import native_linear_factor
+from estimator.factors.step_bundle import dependent_step_error, step_sigmas
 from estimator.graph_dynamics.inverse import FGInverseResult, FGOptions, gauss_newton, read_values
 from estimator.kinematics import AssemblyError, degrees_of_freedom, solve_position_problem, solve_velocity_problem
 from estimator.model import Mechanism
@@ -93,16 +96,16 @@ def hybrid_start(mech: Mechanism, drives: Sequence[str], pos0: np.ndarray, vel0:
 
 def step_factors(mech: Mechanism, start: HybridStart, k: int, t: np.ndarray, drive: tuple[np.ndarray, ...],
                  options: FGOptions) -> gtsam.NonlinearFactorGraph:
-    """Factors that join step k: its driven-step factor and drive priors, the integrators from
+    """Factors that join step k: its step factor and drive priors, the integrators from
     step k − 1 (or the initial-state priors when k = 0)."""
     n, driven = mech.n, start.driven
     graph = gtsam.NonlinearFactorGraph()
     sigmas = (options.sigma_position, options.sigma_velocity, options.sigma_acceleration)
-    noise = gtsam.noiseModel.Diagonal.Sigmas(driven_step_sigmas(mech, start.rows, options.sigma_position,
-                                                                options.sigma_velocity, options.sigma_dynamics,
-                                                                options.sigma_acceleration))
+    noise = gtsam.noiseModel.Diagonal.Sigmas(step_sigmas(n, len(start.rows), options.sigma_position,
+                                                         options.sigma_velocity, options.sigma_dynamics,
+                                                         options.sigma_acceleration))
     graph.add(gtsam_factor(noise, [keys.Q(k), keys.V(k), keys.A(k), keys.L(k), keys.F(k)],
-                           partial(driven_step_error, mech, start.rows, driven)))
+                           partial(dependent_step_error, mech, start.rows, actuator_selection(mech, driven))))
     for key, values, sigma in zip((keys.Q(k), keys.V(k), keys.A(k)), drive, sigmas):
         graph.add(drive_prior(key, n, driven, values[k], drive_prior_noise(n, driven, sigma)))
     if k == 0:
@@ -121,16 +124,15 @@ def step_factors(mech: Mechanism, start: HybridStart, k: int, t: np.ndarray, dri
 def first_guess(mech: Mechanism, start: HybridStart, previous: tuple[np.ndarray, ...] | None, k: int,
                 t: np.ndarray, drive: tuple[np.ndarray, ...]) -> gtsam.Values:
     """Initial values of step k: the initial state (k = 0, zero q̈, λ, F: those enter linearly) or
-    the ``previous`` step's (q, q̇, q̈, λ, F) extrapolated to second order, the drives at their
+    the Taylor step from the ``previous`` step's (q, q̇, q̈, λ, F) (λ, F held), the drives at their
     prescribed values."""
+    n = mech.n
     if previous is None:
-        q, qd, qdd = start.q.copy(), start.qd.copy(), np.zeros(mech.n)
+        q, qd, qdd = start.q.copy(), start.qd.copy(), np.zeros(n)
         lam, force = np.zeros(len(start.rows)), np.zeros(len(start.driven))
     else:
-        h = t[k] - t[k - 1]
-        q, qd, qdd, lam, force = previous
-        q, qd = q + h * qd + 0.5 * h * h * qdd, qd + h * qdd
-        qdd = qdd.copy()
+        state = predict(taylor_coefficients(t[k] - t[k - 1]), np.concatenate(previous)[None], n)
+        q, qd, qdd, lam, force = np.split(state, np.cumsum([n, n, n, len(start.rows)]))
     for x, values in zip((q, qd, qdd), drive):
         x[start.driven] = values[k]
     guess = gtsam.Values()

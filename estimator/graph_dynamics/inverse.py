@@ -5,7 +5,7 @@ Variables per time step k: q_k, q̇_k, q̈_k, λ_k (the |S| multipliers of a max
 subset S of the constraint rows: redundant rows, as the pick-and-place robot's, leave no free
 multiplier) and the drive forces F_k. Factors per step:
 
-- one driven-step factor (estimator.factors.drive_factors): position, velocity and acceleration
+- one step factor (estimator.factors.step_bundle): position, velocity and acceleration
   constraints and the inverse-dynamics equation M q̈ + Φqᵀ λ − Q − E F = 0, one Python callback;
 - native priors on the driven coordinates of q_k (from the trajectory samples) and, with
   ``drive_rates="prior"`` (default), of q̇_k and q̈_k (from the smooth local fit of the samples,
@@ -45,17 +45,19 @@ from estimator.errors import MbstateError
 from estimator.factors import keys
 from estimator.factors.adapter import gtsam_factor
 from estimator.factors.constraint_factors import independent_constraint_rows
-from estimator.factors.drive_factors import drive_prior, drive_prior_noise, driven_step_error, driven_step_sigmas
+from estimator.factors.drive_factors import drive_prior, drive_prior_noise
+from estimator.factors.dynamics_factors import actuator_selection
 from estimator.factors.integrators import trapezoidal_error
 from estimator.factors.native import native_linear_factor
+from estimator.factors.step_bundle import dependent_step_error, step_sigmas
 from estimator.kinematics import AssemblyError, solve_position_problem
 from estimator.model import Mechanism
+from estimator.smoother import FACTORIZATIONS
 from estimator.timeseries import Trajectory
 
 DRIVE_RATES = ("prior", "integrators")
 ORDERINGS = {"COLAMD": gtsam.Ordering.ColamdGaussianFactorGraph, "METIS": gtsam.Ordering.MetisGaussianFactorGraph,
              "NATURAL": gtsam.Ordering.NaturalGaussianFactorGraph}
-FACTORIZATIONS = ("CHOLESKY", "QR")
 
 
 @dataclass(frozen=True)
@@ -166,9 +168,9 @@ def inverse_dynamics_graph(problem: DrivenProblem, t: np.ndarray, pos: np.ndarra
     """The factor graph of the module docstring over steps 0..N−1."""
     mech, driven, rows = problem.mech, problem.driven, problem.rows
     n = mech.n
-    step_fn = partial(driven_step_error, mech, rows, driven)
-    step_noise = gtsam.noiseModel.Diagonal.Sigmas(driven_step_sigmas(
-        mech, rows, options.sigma_position, options.sigma_velocity, options.sigma_dynamics,
+    step_fn = partial(dependent_step_error, mech, rows, actuator_selection(mech, driven))
+    step_noise = gtsam.noiseModel.Diagonal.Sigmas(step_sigmas(
+        n, len(rows), options.sigma_position, options.sigma_velocity, options.sigma_dynamics,
         options.sigma_acceleration))
     prior_noise = [drive_prior_noise(n, driven, sigma) for sigma in
                    (options.sigma_position, options.sigma_velocity, options.sigma_acceleration)]

@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import msgpack
 import numpy as np
 
 from estimator.online.interface import StepEstimate
@@ -56,10 +55,6 @@ def estimate_fields(estimate: StepEstimate) -> dict[str, Any]:
     if estimate.sigma is not None:
         fields["sigma"] = plain(estimate.sigma)
     return fields
-
-
-def pack(message: Mapping[str, Any]) -> bytes:
-    return msgpack.packb(message, use_bin_type=True)
 
 
 UNPACK_ERRORS = (MessageError,)  # what ``unpack`` (sensors.messages.unpack: bounded depth) raises on bad data

@@ -46,7 +46,8 @@ from estimator.logfile import LogWriter
 from estimator.node.access import beyond_loopback, check_ipc_free, curve_server, key_pair
 from estimator.node.config import NodeConfig
 from estimator.node.intake import EstimatorFactory, intake_for, log_header, online_estimator
-from estimator.node.publishing import UNPACK_ERRORS, estimate_message, pack, unpack
+from estimator.node.publishing import UNPACK_ERRORS, estimate_message, unpack
+from estimator.wire import pack
 
 LOGGER = logging.getLogger("mbstate.node")
 POLL_MS = 20

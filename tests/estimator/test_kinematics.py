@@ -1,18 +1,20 @@
 """Position, velocity and acceleration problems, the four-bar in closed form, the rank and degrees
-of freedom of redundant mechanisms, and body-point and body-angle kinematics along a path."""
+of freedom of redundant mechanisms, and body-point and body-angle kinematics along a path (the reference
+forms of tests/reference_forms.py, and sensors.geometry's maps against them)."""
 
 import math
 
 import numpy as np
 import pytest
 from conftest import MECHANISMS, angle_between, load_reference
+from reference_forms import body_angle, body_point, body_point_rate, point_positions
 
 from estimator.constraints import (acceleration_rhs, angle_coordinates, constraint_jacobian, constraint_values,
                                    turn_limited_fraction)
-from estimator.kinematics import (MAX_TURN, AssemblyError, body_angle, body_point, body_point_rate, constraint_rank,
-                                  degrees_of_freedom, independent_coordinates, solve_acceleration_problem,
-                                  solve_position_problem, solve_velocity_problem)
+from estimator.kinematics import (MAX_TURN, AssemblyError, constraint_rank, degrees_of_freedom, independent_coordinates,
+                                  solve_acceleration_problem, solve_position_problem, solve_velocity_problem)
 from estimator.mechanism_file import load_mechanism
+from sensors.geometry import axis_angle, axis_map, axis_rate, point_map
 
 DRIVEN = [  # (file, held coordinates)
     (MECHANISMS / "fourbar_crank.yaml", ("theta0",)),
@@ -217,7 +219,7 @@ def test_body_point_in_the_body_frame() -> None:
     """(0, 0) is the first point, (L, 0) the second, (0, L) the second turned 90° about the first."""
     mech = load_mechanism(MECHANISMS / "five_bar.yaml")
     q = solve_position_problem(mech, mech.q0)
-    r = mech.point_positions(q)
+    r = point_positions(mech, q)
     for body in mech.bodies:
         r0, r1 = r[list(body.points[:2])]
         u = r1 - r0
@@ -226,3 +228,21 @@ def test_body_point_in_the_body_frame() -> None:
         np.testing.assert_allclose(body_point(mech, body, np.array([0.0, body.length]), q), r0 + [-u[1], u[0]],
                                    atol=1e-15)
         assert body_angle(mech, body, q)[0] == pytest.approx(math.atan2(u[1], u[0]))
+
+
+@pytest.mark.parametrize("path", [MECHANISMS / "slider_crank.yaml", MECHANISMS / "pick_and_place.yaml"])
+def test_sensor_maps_agree_with_the_reference_point_and_angle(path) -> None:
+    """sensors.geometry's constant maps (a point, the body axis with φ and ω compiled) against the
+    reference forms above: the same linear map and angle, differently assembled (round-off only)."""
+    mech = load_mechanism(path)
+    q, qd, _ = smooth_path(mech, 32)
+    local = (0.13, -0.07)
+    for body in mech.bodies:
+        point, axis = point_map(mech, body, local), axis_map(mech, body)
+        for t in (0.2, 0.9):
+            np.testing.assert_allclose(point(q(t)), body_point(mech, body, np.array(local), q(t)), atol=1e-12)
+            np.testing.assert_allclose(point.rate(qd(t)), body_point_rate(mech, body, np.array(local), qd(t)),
+                                       atol=1e-12)
+            phi, omega, _ = body_angle(mech, body, q(t), qd(t))
+            assert axis_angle(axis.matrix, axis.offset, q(t))[0] == pytest.approx(phi, abs=1e-12)
+            assert axis_rate(axis.matrix, axis.offset, q(t), qd(t))[0] == pytest.approx(omega, abs=1e-12)

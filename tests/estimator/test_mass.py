@@ -5,6 +5,7 @@ kinetic energy ½ m v_cog² + ½ I_cog ω² computed from point velocities."""
 import numpy as np
 import pytest
 from conftest import MECHANISMS, load_reference
+from reference_forms import point_positions
 
 from estimator.constraints import constraint_jacobian
 from estimator.forces import kinetic_energy, potential_energy
@@ -26,8 +27,8 @@ def rigid_body_energy(mech: Mechanism, q: np.ndarray, qd: np.ndarray) -> float:
     I_cog = I0 − m |c|² (parallel axes). Point velocities are taken as the exact derivative of the
     (linear) point positions along q̇.
     """
-    positions = mech.point_positions(q)
-    velocities = mech.point_positions(q + qd) - positions  # point positions are linear in q
+    positions = point_positions(mech, q)
+    velocities = point_positions(mech, q + qd) - positions  # point positions are linear in q
     energy = 0.0
     for body in mech.bodies:
         r0, r1 = positions[list(body.points[:2])]
@@ -43,7 +44,7 @@ def rigid_body_energy(mech: Mechanism, q: np.ndarray, qd: np.ndarray) -> float:
 
 def gravity_energy(mech: Mechanism, q: np.ndarray) -> float:
     """V = −Σ m g · r_cog, with r_cog = r0 + R(φ) c from each body's first two points."""
-    positions = mech.point_positions(q)
+    positions = point_positions(mech, q)
     energy = 0.0
     for body in mech.bodies:
         r0, r1 = positions[list(body.points[:2])]
@@ -129,7 +130,7 @@ def test_fixed_and_reversed_points_against_rigid_body_energy(write_yaml) -> None
     mech = load_mechanism(write_yaml(BODIES))
     rng = np.random.default_rng(7)
     q = mech.q0
-    positions = mech.point_positions(q)
+    positions = point_positions(mech, q)
     for _ in range(5):
         # Rigid velocities: point 1 turns about the fixed point 0; the body 2-1 moves rigidly
         # (v2 = v1 + ω J (r2 − r1)); point 4 turns about the fixed point 3.

@@ -11,7 +11,7 @@ import time
 import msgpack
 import numpy as np
 import pytest
-from conftest import MECHANISMS, REPO, cli_exit_code
+from conftest import MECHANISMS, REPO, cli_exit_code, read_csv
 from fake_estimator import FakeConfig, fake_factory
 from node_harness import SENSORS, RunningNode, bound_sub, encoder, estimates, write_config
 
@@ -20,9 +20,8 @@ from estimator.errors import MbstateError
 from estimator.logfile import LogWriter, read_log
 from estimator.node.config import load_node_config
 from estimator.online.estimator import OnlineEstimator
-from estimator.timeseries import read_csv, write_csv
-from replay.clocks import FixedClock
-from replay.clocks import RecordedClock
+from estimator.timeseries import write_csv
+from replay.clocks import FixedClock, RecordedClock
 from replay.pacing import paced
 from replay.publish import Command, log_messages, publish
 from replay.replay import estimates_trajectory, replay

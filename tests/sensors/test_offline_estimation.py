@@ -25,17 +25,15 @@ import gtsam
 import numpy as np
 import pytest
 from conftest import MECHANISMS
+from reference_forms import (acceleration_constraint_error, multiplier_dynamics_error, position_constraint_error,
+                             stack, velocity_constraint_error)
 
 from estimator.dynamics.forward import ForwardOptions, simulate
 from estimator.factors import keys
 from estimator.factors.adapter import gtsam_factor
-from estimator.factors.constraint_factors import (acceleration_constraint_error, position_constraint_error,
-                                                  velocity_constraint_error)
-from estimator.factors.dynamics_factors import multiplier_dynamics_error
 from estimator.factors.estimation_state import EstimationLayout
 from estimator.factors.integrators import trapezoidal_error
 from estimator.factors.observation_stack import Observation, sensor_term, stacked_step_error
-from estimator.factors.stacking import stack
 from estimator.kinematics import solve_position_problem, solve_velocity_problem
 from estimator.mechanism_file import load_mechanism
 from sensors.base import State, wrap_angle

@@ -5,11 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import MECHANISMS, cli_exit_code
+from conftest import MECHANISMS, cli_exit_code, read_csv
 from estimator.cli import main
 from estimator.constraints import constraint_values
 from estimator.mechanism_file import load_mechanism
-from estimator.timeseries import read_csv
 
 
 @pytest.mark.parametrize("method", ["ali3", "lagrange", "rmatrix"])

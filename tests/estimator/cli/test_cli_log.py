@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import REPO, cli_exit_code
+from conftest import REPO, cli_exit_code, read_csv
 
-from estimator.timeseries import read_csv
 
 MECHANISM = REPO / "configs/mechanisms/fourbar_crank.yaml"
 SENSORS = REPO / "configs/sensors/fourbar.yaml"

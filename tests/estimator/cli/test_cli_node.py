@@ -15,7 +15,7 @@ import msgpack
 import numpy as np
 import pytest
 import zmq
-from conftest import MECHANISMS, REPO, cli_exit_code
+from conftest import MECHANISMS, REPO, cli_exit_code, read_csv
 from fake_estimator import fake_factory
 from node_harness import RunningNode, bound_sub, curve_config, encoder, keys_of
 
@@ -23,7 +23,6 @@ from estimator.demo.run import run_demo, summary_text
 from estimator.logfile import LogWriter
 from estimator.node.intake import online_estimator
 from estimator.node.publishing import estimate_message
-from estimator.timeseries import read_csv
 
 EXAMPLE = str(REPO / "configs" / "estimator" / "fourbar.yaml")
 

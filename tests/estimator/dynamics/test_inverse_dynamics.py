@@ -4,7 +4,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import reference_file
+from conftest import read_csv, reference_file
 
 from estimator.cli import main
 from estimator.drive_trajectory import load_drive_trajectory
@@ -12,7 +12,6 @@ from estimator.dynamics.inverse import inverse_dynamics
 from estimator.errors import MbstateError
 from estimator.forces import kinetic_energy, potential_energy
 from estimator.mechanism_file import load_mechanism
-from estimator.timeseries import read_csv
 
 FOUR_BAR = reference_file("fourbars1-with-rel-angle.yaml")
 CRANK_FILE = reference_file("fourbars1-with-rel-angle-trajectory.txt")

@@ -8,13 +8,12 @@ import re
 
 import numpy as np
 import pytest
-from conftest import MECHANISMS, cross
+from conftest import MECHANISMS, cross, read_csv
 
 from estimator.cli import main
 from estimator.constraints import constraint_jacobian, constraint_values
 from estimator.dynamics.singularity import NEAR_SINGULAR, near_singularity, singularity_ratios, unactuated_columns
 from estimator.mechanism_file import load_mechanism
-from estimator.timeseries import read_csv
 
 FIVE_BAR = MECHANISMS / "five_bar.yaml"
 HEIGHT = math.sqrt(0.3**2 - 0.25**2)  # where the crank circles (radius 0.3 about (0, 0) and (0.5, 0)) meet

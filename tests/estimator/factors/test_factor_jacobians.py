@@ -1,5 +1,6 @@
-"""Shared contract test of every factor: analytic Jacobians against central differences, and the
-GTSAM adapter's linearization against the numpy error function.
+"""Shared contract test of every factor: analytic Jacobians against central differences, the GTSAM
+adapter's linearization against the numpy error function, and the compiled step rows against the
+numpy reference forms.
 
 States come from a simulated configuration (position, velocity and acceleration problems solved
 with random driver inputs) and are then perturbed off the constraint manifold, as the optimizer's
@@ -15,11 +16,15 @@ import numpy as np
 import pytest
 import yaml
 from conftest import reference_file
+from factor_catalog import ONLINE_BIAS, FactorSpec, factor_catalog
+from reference_forms import (acceleration_constraint_error, inverse_dynamics_error, position_constraint_error,
+                             velocity_constraint_error)
 
 from estimator import kinematics
+from estimator.dynamics.step_rows import constraint_rows, step_rows
 from estimator.errors import MbstateError
 from estimator.factors.adapter import gtsam_factor
-from estimator.factors.catalog import FactorSpec, factor_catalog
+from estimator.factors.constraint_factors import independent_constraint_rows
 from estimator.factors.dynamics_factors import actuator_selection
 from estimator.mechanism_file import build_mechanism
 from estimator.model import Mechanism
@@ -42,10 +47,10 @@ EXTRAS = {
         "drivers": ["theta0", "theta1"],
     },
 }
-FACTORS = ("prior", "euler", "trapezoidal", "soft_equality", "position_constraint", "velocity_constraint",
-           "acceleration_constraint", "multiplier_dynamics", "forward_dynamics", "position_link", "velocity_link",
-           "acceleration_link", "reduced_dynamics", "adams_moulton3", "adams_moulton4_z", "dependent_step",
-           "independent_step", "inverse_dynamics", "reduced_inverse_dynamics", "driven_step")
+FACTORS = ("prior", "trapezoidal", "position_constraint", "velocity_constraint", "acceleration_constraint",
+           "multiplier_dynamics", "forward_dynamics", "reduced_dynamics", "adams_moulton3", "adams_moulton4_z",
+           "dependent_step", "independent_step", "inverse_dynamics", "driven_step", "online_dynamics_rows",
+           "online_kinematic_rows")
 # Central differences with step h have truncation error O(h^2 |e'''|) and round-off O(eps |e| / h); at
 # h = 1e-6 both stay below 1e-9 relative for these smooth, O(1)-scaled functions (observed <= 3e-9).
 # The tolerance 1e-7 * (1 + max|J|) keeps a margin of 30 while any wrong or missing term (O(1)) fails.
@@ -77,8 +82,9 @@ def states(file: str, seed: int) -> dict[str, np.ndarray]:
     dof, size = kinematics.degrees_of_freedom(mech, q), {"l": mech.m, "f": len(mech.actuators)}
     values = {"q": q + 1e-3 * rng.normal(size=mech.n), "v": qd + 1e-2 * rng.normal(size=mech.n),
               "a": qdd + 1e-2 * rng.normal(size=mech.n), "l": rng.normal(size=mech.m),
-              "f": rng.normal(size=size["f"]), "z": rng.normal(size=dof), "zd": rng.normal(size=dof),
-              "zdd": rng.normal(size=dof)}
+              "f": rng.normal(size=size["f"]), "zdd": rng.normal(size=dof)}
+    values["x"] = np.concatenate((values["q"], values["v"], values["a"], values["f"], rng.normal(size=ONLINE_BIAS),
+                                  values["l"]))
     for kind in list(values):
         values[kind + "+"] = values[kind] + 1e-2 * rng.normal(size=values[kind].shape)
         values[kind + "-"] = values[kind] - 1e-2 * rng.normal(size=values[kind].shape)
@@ -145,3 +151,38 @@ def test_inverse_dynamics_needs_actuated_coordinates() -> None:
     with pytest.raises(MbstateError, match="actuated coordinates"):
         actuator_selection(pendulum)
     assert actuator_selection(pendulum, [1]).tolist() == [[0.0], [1.0]]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("file", list(EXTRAS))
+def test_compiled_step_rows_match_the_numpy_reference_forms(file: str, seed: int) -> None:
+    """Second formulation: the rows of estimator.dynamics.step_rows (compiled, row by row over an
+    independent subset S of the constraint rows; the pick-and-place robot has redundant rows) against
+    the numpy reference forms over all rows, restricted to S. The same sums in another order: equal
+    to round-off."""
+    mech, state = mechanism(file), states(file, seed)
+    rows = independent_constraint_rows(mech, assembled(file))
+    selection = actuator_selection(mech)
+    q, qd, qdd, f = state["q"], state["v"], state["a"], state["f"]
+    lam = np.zeros(mech.m)
+    lam[rows] = state["l"][rows]
+    n, size = mech.n, len(rows)
+    position, [p_q] = position_constraint_error(mech, q)
+    velocity, [v_q, v_qd] = velocity_constraint_error(mech, q, qd)
+    acceleration, [a_q, a_qd, a_qdd] = acceleration_constraint_error(mech, q, qd, qdd)
+    dynamics, [d_q, d_qd, d_qdd, d_lam, d_f] = inverse_dynamics_error(mech, selection, q, qd, qdd, lam, f)
+    zeros = np.zeros((size, n))
+    constraint = np.concatenate((position[rows], velocity[rows], acceleration[rows]))
+    d_constraint = np.block([[p_q[rows], zeros, zeros], [v_q[rows], v_qd[rows], zeros],
+                             [a_q[rows], a_qd[rows], a_qdd[rows]]])
+    error, jacobian = constraint_rows(mech.arrays, rows, q, qd, qdd, True)
+    np.testing.assert_allclose(error, constraint, rtol=0, atol=1e-12 * (1 + np.abs(constraint).max()))
+    np.testing.assert_allclose(jacobian, d_constraint, rtol=0, atol=1e-12 * (1 + np.abs(d_constraint).max()))
+    expected = np.concatenate((constraint[:2 * size], dynamics, constraint[2 * size:]))
+    d_expected = np.zeros((3 * size + n, 3 * n + size + selection.shape[1]))
+    d_expected[:2 * size, :3 * n] = d_constraint[:2 * size]
+    d_expected[2 * size:2 * size + n] = np.hstack((d_q, d_qd, d_qdd, d_lam[:, rows], d_f))
+    d_expected[2 * size + n:, :3 * n] = d_constraint[2 * size:]
+    error, jacobian = step_rows(mech.arrays, rows, selection, q, qd, qdd, lam[rows], f, True)
+    np.testing.assert_allclose(error, expected, rtol=0, atol=1e-12 * (1 + np.abs(expected).max()))
+    np.testing.assert_allclose(jacobian, d_expected, rtol=0, atol=1e-12 * (1 + np.abs(d_expected).max()))

@@ -4,21 +4,14 @@ import gtsam
 import pytest
 
 from estimator.errors import MbstateError
-from estimator.factors.keys import BIAS_SLOTS, A, B, F, L, Q, V, Z, ZD, ZDD, TimeGrid
+from estimator.factors.keys import A, F, L, Q, V, X, TimeGrid
 
 
 def test_keys_of_all_kinds_and_steps_are_distinct() -> None:
-    kinds = (Q, V, A, L, F, Z, ZD, ZDD)
+    kinds = (Q, V, A, L, F, X)
     keys = {kind(k) for kind in kinds for k in range(1000)}
     assert len(keys) == len(kinds) * 1000
     assert gtsam.Symbol(Q(12)).index() == 12
-
-
-def test_bias_keys_are_distinct_per_slot_and_step() -> None:
-    seen = {B(slot, k) for slot in range(4) for k in range(50)}
-    assert len(seen) == 200 and not seen & {Q(k) for k in range(50)}
-    with pytest.raises(MbstateError, match="bias slot"):
-        B(BIAS_SLOTS, 0)
 
 
 def test_time_grid_rounds_to_the_nearest_step() -> None:

@@ -9,16 +9,14 @@ import gtsam
 import numpy as np
 import pytest
 from conftest import load_reference
+from reference_forms import (acceleration_constraint_error, forward_dynamics_error, multiplier_dynamics_error,
+                             position_constraint_error, prior_error, stack)
 from scipy.integrate import solve_ivp
 
 from estimator.factors.adapter import gtsam_factor
-from estimator.factors.constraint_factors import (acceleration_constraint_error, independent_constraint_rows,
-                                                  position_constraint_error)
-from estimator.factors.dynamics_factors import forward_dynamics_error, multiplier_dynamics_error
+from estimator.factors.constraint_factors import independent_constraint_rows
 from estimator.factors.integrators import trapezoidal_error
 from estimator.factors.keys import A, L, Q, V
-from estimator.factors.prior import prior_error
-from estimator.factors.stacking import stack
 
 STEPS, DT = 50, 0.01
 LENGTH, GRAVITY = 2.0, 9.81  # pendulum1.yaml: uniform 2 m rod pinned at the origin, released at 45°

@@ -13,7 +13,7 @@ from functools import cache
 import numpy as np
 import pytest
 
-from conftest import MECHANISMS
+from conftest import MECHANISMS, read_csv
 from estimator.cli import main
 from estimator.constraints import constraint_values
 from estimator.dynamics.forward import ForwardOptions, consistent_initial_state, integrate
@@ -21,7 +21,6 @@ from estimator.errors import MbstateError
 from estimator.graph_dynamics.forward import FgOptions, simulate_fg
 from estimator.kinematics import solve_velocity_problem
 from estimator.mechanism_file import load_mechanism
-from estimator.timeseries import read_csv
 
 DT, STEPS = 1e-3, 500
 

@@ -13,14 +13,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import yaml
-from conftest import MECHANISMS
+from conftest import MECHANISMS, read_csv
 
 import estimator.cli as cli
 from estimator.dynamics.forward import ForwardOptions, consistent_initial_state, integrate
 from estimator.errors import MbstateError
 from estimator.graph_dynamics.hybrid import fg_hybrid_dynamics
 from estimator.mechanism_file import build_mechanism, load_mechanism
-from estimator.timeseries import read_csv
 
 PENDULUM = MECHANISMS / "double_pendulum.yaml"
 H, EVERY, STEPS = 1e-4, 50, 10000  # reference step [s], samples every 5 ms, 1 s

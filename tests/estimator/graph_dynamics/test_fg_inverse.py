@@ -6,21 +6,22 @@ from __future__ import annotations
 import importlib.util
 import subprocess
 import sys
+from functools import partial
 
 import numpy as np
 import pytest
-from conftest import MECHANISMS, REPO, reference_file
+from conftest import MECHANISMS, REPO, read_csv, reference_file
 
 from estimator.cli import main
 from estimator.drive_trajectory import load_drive_trajectory
 from estimator.dynamics.inverse import inverse_dynamics
 from estimator.errors import MbstateError
 from estimator.factors.constraint_factors import independent_constraint_rows
-from estimator.factors.drive_factors import driven_step_error
+from estimator.factors.dynamics_factors import actuator_selection
+from estimator.factors.step_bundle import dependent_step_error
 from estimator.graph_dynamics.inverse import FGOptions, fg_inverse_dynamics
 from estimator.kinematics import solve_acceleration_problem, solve_position_problem, solve_velocity_problem
 from estimator.mechanism_file import load_mechanism
-from estimator.timeseries import read_csv
 
 ROBOT_FILE = REPO / "configs" / "trajectories" / "pick_and_place.txt"
 SCRIPT = REPO / "scripts" / "make_pick_and_place_trajectory.py"
@@ -133,7 +134,8 @@ def test_driven_step_jacobians_with_a_redundant_row_left_out(seed):
     qdd = solve_acceleration_problem(mech, q, qd, rng.normal(size=2), list(driven))
     rows = independent_constraint_rows(mech, q)
     values = [q + 1e-3 * rng.normal(size=mech.n), qd, qdd, rng.normal(size=len(rows)), rng.normal(size=2)]
-    error, jacobians = driven_step_error(mech, rows, driven, *values)
+    step_error = partial(dependent_step_error, mech, rows, actuator_selection(mech, driven))
+    error, jacobians = step_error(*values)
     assert error.shape == (3 * len(rows) + mech.n,)
     step = 1e-6
     for i, (x, analytic) in enumerate(zip(values, jacobians)):
@@ -142,8 +144,7 @@ def test_driven_step_jacobians_with_a_redundant_row_left_out(seed):
             plus, minus = [v.copy() for v in values], [v.copy() for v in values]
             plus[i][j] += step
             minus[i][j] -= step
-            numeric[:, j] = (driven_step_error(mech, rows, driven, *plus, jac=False)[0]
-                             - driven_step_error(mech, rows, driven, *minus, jac=False)[0]) / (2 * step)
+            numeric[:, j] = (step_error(*plus, jac=False)[0] - step_error(*minus, jac=False)[0]) / (2 * step)
         np.testing.assert_allclose(analytic, numeric, rtol=0, atol=1e-7 * (1 + np.abs(numeric).max()))
 
 

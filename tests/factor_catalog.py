@@ -1,9 +1,11 @@
-"""Every factor of the library for one mechanism, with the variables it connects.
+"""Every error function of the factors for one mechanism, with the variables it connects: the
+product's (estimator.factors, estimator.dynamics) and the numpy reference forms (reference_forms).
 
-Used by the shared Jacobian contract test and the linearization benchmark, and as the list of what
-exists. A variable is named by its kind (``q``, ``v``, ``a``, ``l``, ``f``, ``z``, ``zd``, ``zdd``;
-see estimator.factors.keys) with ``+`` for the next step and ``-`` for the previous one:
-``("q", "q+", "v-", "v", "v+")``.
+Used by the shared Jacobian contract test (tests/estimator/factors/test_factor_jacobians.py) and the
+linearization benchmark (scripts/bench_factors.py). A variable is named by its kind (``q``, ``v``,
+``a``, ``l``, ``f``, ``zdd``, ``x``: q, q̇, q̈, λ, F, z̈ and the online estimator's stacked state
+[q; q̇; q̈; F; b; λ] with ONLINE_BIAS bias entries, estimator.factors.estimation_state) with ``+``
+for the next step and ``-`` for the previous one: ``("q", "q+", "v-", "v", "v+")``.
 """
 
 from __future__ import annotations
@@ -12,27 +14,25 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
+import gtsam
 import numpy as np
+from reference_forms import (acceleration_constraint_error, forward_dynamics_error, inverse_dynamics_error,
+                             multiplier_dynamics_error, position_constraint_error, prior_error,
+                             velocity_constraint_error)
 
 from estimator.factors import keys
 from estimator.factors.adapter import ErrorFunction
-from estimator.factors.constraint_factors import (acceleration_constraint_error, position_constraint_error,
-                                                  velocity_constraint_error)
-from estimator.factors.drive_factors import driven_step_error
-from estimator.factors.dynamics_factors import (actuator_selection, forward_dynamics_error, inverse_dynamics_error,
-                                                multiplier_dynamics_error)
-from estimator.factors.independent_coordinates import (acceleration_link, choose_independent_coordinates,
-                                                       position_link, reduced_dynamics_error,
-                                                       reduced_inverse_dynamics_error, velocity_link)
-from estimator.factors.integrators import euler_error, trapezoidal_error
+from estimator.factors.dynamics_factors import actuator_selection
+from estimator.factors.estimation_state import EstimationLayout, dynamics_rows, kinematic_rows
+from estimator.factors.independent_coordinates import choose_independent_coordinates, reduced_dynamics_error
+from estimator.factors.integrators import trapezoidal_error
 from estimator.factors.multistep import adams_moulton_error
-from estimator.factors.prior import prior_error
-from estimator.factors.soft_equality import soft_equality_error
 from estimator.factors.step_bundle import dependent_step_error, independent_step_error
 from estimator.model import Mechanism
 
 KEY_OF: dict[str, Callable[[int], int]] = {"q": keys.Q, "v": keys.V, "a": keys.A, "l": keys.L, "f": keys.F,
-                                           "z": keys.Z, "zd": keys.ZD, "zdd": keys.ZDD}
+                                           "zdd": lambda k: gtsam.symbol("x", k), "x": keys.X}
+ONLINE_BIAS = 2  # bias entries of the stacked state x (one sensor's)
 
 
 @dataclass(frozen=True)
@@ -54,33 +54,41 @@ def factor_catalog(mech: Mechanism, q_assembled: np.ndarray, dt: float) -> list[
     ic = choose_independent_coordinates(mech, q_assembled)
     specs = [
         FactorSpec("prior", partial(prior_error, q_assembled), ("q",)),
-        FactorSpec("euler", partial(euler_error, dt), ("q", "q+", "v")),
         FactorSpec("trapezoidal", partial(trapezoidal_error, dt), ("q", "q+", "v", "v+")),
-        FactorSpec("soft_equality", soft_equality_error, ("l", "l+")),
         FactorSpec("position_constraint", partial(position_constraint_error, mech), ("q",)),
         FactorSpec("velocity_constraint", partial(velocity_constraint_error, mech), ("q", "v")),
         FactorSpec("acceleration_constraint", partial(acceleration_constraint_error, mech), ("q", "v", "a")),
         FactorSpec("multiplier_dynamics", partial(multiplier_dynamics_error, mech), ("q", "v", "a", "l")),
         FactorSpec("forward_dynamics", partial(forward_dynamics_error, mech, ic.rows), ("q", "v", "a")),
-        FactorSpec("position_link", position_link(ic), ("q", "z")),
-        FactorSpec("velocity_link", velocity_link(ic), ("q", "v", "zd")),
-        FactorSpec("acceleration_link", acceleration_link(ic), ("q", "v", "a", "zdd")),
         FactorSpec("reduced_dynamics", partial(reduced_dynamics_error, ic), ("q", "v", "zdd")),
         FactorSpec("adams_moulton3", partial(adams_moulton_error, 3, dt), ("q", "q+", "v-", "v", "v+")),
         FactorSpec("adams_moulton4_z", partial(adams_moulton_error, 4, dt, selection=ic.picker),
                    ("q", "q+", "v--", "v-", "v", "v+")),
-        FactorSpec("dependent_step", partial(dependent_step_error, mech, np.arange(mech.m)), ("q", "v", "a", "l")),
+        FactorSpec("dependent_step", partial(dependent_step_error, mech, np.arange(mech.m), None),
+                   ("q", "v", "a", "l")),
         FactorSpec("independent_step", partial(independent_step_error, ic), ("q", "v", "a")),
     ]
     if mech.actuators:
         selection = actuator_selection(mech)
+        # every constraint row kept (S = all) so that λ has m entries like the other λ-form factors
+        rows = tuple(range(mech.m))
+        online = EstimationLayout(mech.n, rows, tuple(range(len(mech.actuators))), (ONLINE_BIAS,))
         specs += [
             FactorSpec("inverse_dynamics", partial(inverse_dynamics_error, mech, selection), ("q", "v", "a", "l", "f")),
-            FactorSpec("reduced_inverse_dynamics", partial(reduced_inverse_dynamics_error, ic, selection),
-                       ("q", "v", "zdd", "f")),
-            # every constraint row kept (S = all) so that λ has m entries like the other λ-form factors
-            FactorSpec("driven_step", partial(driven_step_error, mech, np.arange(mech.m),
-                                              np.array([act.coordinate for act in mech.actuators])),
+            FactorSpec("driven_step", partial(dependent_step_error, mech, np.arange(mech.m), selection),
                        ("q", "v", "a", "l", "f")),
+            FactorSpec("online_dynamics_rows", one_block(partial(dynamics_rows, mech, online, selection)), ("x",)),
+            FactorSpec("online_kinematic_rows", one_block(partial(kinematic_rows, mech, np.array(rows), online)),
+                       ("x",)),
         ]
     return specs
+
+
+def one_block(fn: Callable) -> ErrorFunction:
+    """An error function of one stacked state whose Jacobian is one matrix, as a list of one block."""
+
+    def wrapped(x: np.ndarray, jac: bool = True) -> tuple[np.ndarray, list[np.ndarray] | None]:
+        error, jacobian = fn(x, jac=jac)
+        return error, [jacobian] if jac else None
+
+    return wrapped
