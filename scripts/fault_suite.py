@@ -78,6 +78,7 @@ from estimator.demo.run import crank_truth
 from estimator.logfile import FRAME, MAGIC, LogStream, LogWriter, read_log
 from estimator.mechanism_file import load_mechanism
 from estimator.node.config import LogParams
+from estimator.wire import pack
 from replay.publish import connect_publisher
 from sensors.config import load_sensors
 from sensors.virtual import simulate_readings
@@ -196,7 +197,7 @@ def request(context: zmq.Context, endpoint: str, command: str, timeout_s: float 
     socket = context.socket(zmq.REQ)
     socket.setsockopt(zmq.LINGER, 0)
     socket.connect(endpoint)
-    socket.send(msgpack.packb({"command": command}))
+    socket.send(pack({"command": command}))
     try:
         if not socket.poll(int(1000 * timeout_s)):
             raise RuntimeError(f"no reply to {command} within {timeout_s:g} s")
@@ -215,7 +216,7 @@ def send(publisher: zmq.Socket, plan: Schedule, stop: threading.Event | None = N
         delay = start + due - time.monotonic()
         if delay > 0.002:
             time.sleep(delay)
-        publisher.send(msgpack.packb(message))
+        publisher.send(pack(message))
         plan.sent += 1
         if resumed is None and message["t"] >= plan.resume_t:
             resumed = time.monotonic()

@@ -28,6 +28,7 @@ from estimator.demo.run import crank_truth
 from estimator.logfile import read_log
 from estimator.node.config import load_node_config
 from estimator.node.runtime import Node, with_log_path
+from estimator.wire import pack
 from replay.publish import connect_publisher
 from replay.replay import replay
 from sensors.hostile import KINDS, hostile_messages
@@ -37,7 +38,7 @@ CONFIG = Path(__file__).resolve().parents[1] / "configs" / "estimator" / "fourba
 
 
 def status(control: zmq.Socket) -> dict:
-    control.send(msgpack.packb({"command": "status"}))
+    control.send(pack({"command": "status"}))
     if not control.poll(10_000):
         raise SystemExit("the node did not answer within 10 s")
     return msgpack.unpackb(control.recv(), strict_map_key=False)
@@ -58,7 +59,7 @@ def main() -> None:
                                                 "pub": "tcp://127.0.0.1:*", "control": "tcp://127.0.0.1:*",
                                                 "max_message_bytes": 1 << 20, "queue": 1_000_000})
         config = config.__class__(**{**config.__dict__, "node": node_section})
-        readings = [msgpack.packb(r.to_map()) for r in
+        readings = [pack(r.to_map()) for r in
                     simulate_readings(config.sensors.sensors, crank_truth(config.mech, args.seconds), args.seed)]
         hostile = hostile_messages(config.sensors.dimensions(), args.messages, args.seed, valid_share=0.0,
                                    kinds=kinds)

@@ -1,8 +1,8 @@
 """Body kinematics for sensors as constant linear maps of q with analytic derivatives.
 
 In natural coordinates a body-fixed point with body-frame coordinates (ξ, η) is
-r = r0 + A (r1 − r0), A = (ξ I + η J)/L (estimator.kinematics.body_point): linear in z = [q, c],
-so r = C q + c0 with a constant 2 x n matrix C, and ṙ = C q̇, r̈ = C q̈ exactly. The body's x axis
+r = r0 + A (r1 − r0), A = (ξ I + η J)/L (its numpy reference form: tests/reference_forms.py): linear in
+z = [q, c], so r = C q + c0 with a constant 2 x n matrix C, and ṙ = C q̇, r̈ = C q̈ exactly. The body's x axis
 u = r1 − r0 = D q + d0 is such a map too. From u:
 
     φ = atan2(u_y, u_x),            ∂φ/∂u = J u / |u|²;

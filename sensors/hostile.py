@@ -26,8 +26,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import msgpack
 import numpy as np
+
+from estimator.wire import pack
 
 VALID = "accepted"
 KINDS = ("undecodable", "too_deep", "unknown_sensor", "invalid", "flip")
@@ -38,10 +39,6 @@ def _nested(depth: int, leaf: object = 1.0) -> object:
     for _ in range(depth):
         value = [value]
     return value
-
-
-def _pack(message: object) -> bytes:
-    return msgpack.packb(message, use_bin_type=True)
 
 
 class _Cases:
@@ -58,7 +55,7 @@ class _Cases:
         return {"sensor": sensor, "t": t, "seq": seq, "value": value[0] if size == 1 else value}
 
     def undecodable(self) -> bytes:
-        valid = _pack(self.reading())
+        valid = pack(self.reading())
         cases = [bytes.fromhex("81910101"), b"\x81\x81\x01\x01\x01", b"\x81\x92\x01\x02\xa1x",
                  b"\xc1" + self.rng.bytes(int(self.rng.integers(0, 40))), valid[:int(self.rng.integers(1, len(valid)))],
                  valid + b"\x01", b"\x81\xa2\xff\xfe\x01"]
@@ -66,11 +63,11 @@ class _Cases:
 
     def too_deep(self) -> bytes:
         if self.rng.random() < 0.5:
-            return _pack({"sensor": self.names[0], "t": 0.0, "seq": 0, "value": _nested(1000)})
-        return _pack({"a": _nested(int(self.rng.integers(33, 1024)))})
+            return pack({"sensor": self.names[0], "t": 0.0, "seq": 0, "value": _nested(1000)})
+        return pack({"a": _nested(int(self.rng.integers(33, 1024)))})
 
     def unknown_sensor(self) -> bytes:
-        return _pack({"sensor": f"nobody_{int(self.rng.integers(1000))}", "t": 0.0, "seq": 0, "value": 1.0})
+        return pack({"sensor": f"nobody_{int(self.rng.integers(1000))}", "t": 0.0, "seq": 0, "value": 1.0})
 
     def invalid(self) -> bytes:
         base = self.reading()
@@ -80,10 +77,10 @@ class _Cases:
                  {**base, "t": float("nan")}, {**base, "t": "soon"}, {**base, "seq": -1},
                  {**base, "value": [0.0] * (size + 1)}, {**base, "value": _nested(5)},
                  {**base, "cov": [-1.0] * (size * size)}]
-        return _pack(cases[int(self.rng.integers(len(cases)))])
+        return pack(cases[int(self.rng.integers(len(cases)))])
 
     def flip(self) -> bytes:
-        data = bytearray(_pack(self.reading()))
+        data = bytearray(pack(self.reading()))
         for _ in range(int(self.rng.integers(1, 4))):
             data[int(self.rng.integers(len(data)))] = int(self.rng.integers(256))
         return bytes(data)
@@ -106,7 +103,7 @@ def hostile_messages(dimensions: Mapping[str, int], count: int, seed: int, valid
         if rng.random() < valid_share:
             t += 1e-3
             sensor = cases.names[int(rng.integers(len(cases.names)))]
-            messages.append((_pack(cases.reading(sensor, t, seqs[sensor])), VALID))
+            messages.append((pack(cases.reading(sensor, t, seqs[sensor])), VALID))
             seqs[sensor] = (seqs[sensor] + 1) % 2**64
         else:
             kind = kinds[int(rng.integers(len(kinds)))]

@@ -1,4 +1,4 @@
-"""The sensor message: one msgpack map per reading, with encoding, decoding and validation.
+"""The sensor message: one msgpack map per reading, its bounded unpacking and its validation.
 
 Keys (no others):
 
@@ -71,11 +71,6 @@ def _plain(values: np.ndarray) -> float | list[float]:
     return float(values[0]) if values.size == 1 else [float(v) for v in values]
 
 
-def encode(reading: Reading) -> bytes:
-    """msgpack bytes of a reading."""
-    return msgpack.packb(reading.to_map(), use_bin_type=True)
-
-
 def unpack(data: bytes) -> object:
     """One msgpack object, nested at most MAX_DEPTH levels; MessageError ``undecodable`` (bad msgpack,
     trailing bytes, invalid UTF-8, a map key that is an array or a map) or ``too_deep``."""
@@ -87,11 +82,6 @@ def unpack(data: bytes) -> object:
     if nesting_depth(message, MAX_DEPTH) > MAX_DEPTH:
         raise MessageError(f"nested more than {MAX_DEPTH} levels deep", "too_deep")
     return message
-
-
-def decode(data: bytes, dimensions: Mapping[str, int]) -> Reading:
-    """Unpack and validate one message; ``dimensions`` maps known sensor ids to their value size."""
-    return validate(unpack(data), dimensions)
 
 
 def _is_number(value: object) -> bool:

@@ -15,8 +15,8 @@ import numpy as np
 from estimator.errors import MbstateError, shown
 from estimator.model import Mechanism
 from estimator.section import Section
+from estimator.smoother import FACTORIZATIONS
 
-FACTORIZATIONS = ("CHOLESKY", "QR")
 KINDS = ("smoother", "error_ekf", "ukf")
 FORCE_RATE_TIME = 0.0625  # [s]: K = √T × force_rate (EstimatorConfig, Unknown inputs)
 # largest values of the keys with a natural bound (every other number: estimator.section.LIMIT in magnitude)

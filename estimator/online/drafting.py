@@ -12,8 +12,9 @@ from dataclasses import dataclass
 import gtsam
 import numpy as np
 
+from estimator.dynamics.integrators import ADAMS_MOULTON
+from estimator.dynamics.prediction import HOLD, prediction_coefficients, prediction_matrices
 from estimator.factors.estimation_state import EstimationLayout, process_relation
-from estimator.factors.multistep import ADAMS_MOULTON
 from estimator.factors.observation_stack import LinearizedStep, Observation
 from estimator.factors.state_split import SplitRelation, StateSplit
 from estimator.online.config import EstimatorConfig
@@ -55,31 +56,13 @@ class Drafter:
         return {p: self.split.relation(process_relation(layout, h, p, sigmas, walks))
                 for p in range(2, config.integrator_order + 1)}
 
-    def _prediction_matrices(self) -> dict[int, list[np.ndarray]]:
-        """For each integrator order p, the P_i with x_k = Σ_i P_i x_{k+1−p+i} (i = 0 … p−2), the
-        prediction of ``predict``: q̈, λ, F, b held from x_{k−1}, then with the weights β (oldest first)
-
-            q̇_k = q̇_{k−1} + β_{p−1} q̈_{k−1} + Σ_i β_i q̈_{k+1−p+i},
-            q_k = q_{k−1} + β_{p−1} q̇_k + Σ_i β_i q̇_{k+1−p+i}.
-
-        As matrices: one product a step instead of a sequence of vector updates."""
-        n, size = self.layout.n, self.layout.size
-        q, qd, qdd = slice(0, n), slice(n, 2 * n), slice(2 * n, 3 * n)
-        identity, matrices = np.eye(n), {}
-        for order in range(2, self.config.integrator_order + 1):
-            beta = self.config.dt * ADAMS_MOULTON[order]
-            past = [np.zeros((size, size)) for _ in range(order - 1)]
-            newest = past[-1]
-            newest += np.eye(size)
-            newest[qd, qdd] += beta[-1] * identity
-            newest[q, qd] += beta[-1] * identity
-            newest[q, qdd] += beta[-1] ** 2 * identity
-            for b, matrix in zip(beta[:-1], past):
-                matrix[qd, qdd] += b * identity
-                matrix[q, qd] += b * identity
-                matrix[q, qdd] += beta[-1] * b * identity
-            matrices[order] = past
-        return matrices
+    def _prediction_matrices(self) -> dict[int, np.ndarray]:
+        """For each integrator order p, the P_i with x_k = Σ_i P_i x_{k+1−p+i} (i = 0 … p−2): the
+        prediction of estimator.dynamics.prediction with the Adams–Moulton weights of order p, q̈, λ,
+        F and b held from x_{k−1}. As matrices: one product a step."""
+        n, size, h = self.layout.n, self.layout.size, self.config.dt
+        return {order: prediction_matrices(prediction_coefficients(h * ADAMS_MOULTON[order], HOLD), n, size)
+                for order in range(2, self.config.integrator_order + 1)}
 
     def predict(self, k: int, states: dict[int, np.ndarray]) -> np.ndarray:
         """x_k from x_{k−1}, … in ``states``: q̈, λ, F, b held, q̇ and q by the integrator weights

@@ -15,6 +15,7 @@ import numpy as np
 from estimator.factors.dynamics_factors import actuator_selection
 from estimator.factors.estimation_state import EstimationLayout, dynamics_rows, kinematic_rows
 from estimator.factors.observation_stack import RowFunction, weighted_model_rows
+from estimator.factors.step_bundle import step_sigmas
 from estimator.model import Mechanism
 from estimator.online.config import EstimatorConfig
 
@@ -44,7 +45,7 @@ def step_model(mech: Mechanism, layout: EstimationLayout, config: EstimatorConfi
         selection = (actuator_selection(mech, list(force_coordinates)) if len(force_coordinates)
                      else np.zeros((mech.n, 0)))
         function = partial(dynamics_rows, mech, layout, selection)
-        sigmas = np.repeat([position, velocity, config.dynamics_sigma, acceleration], [size, size, mech.n, size])
+        sigmas = step_sigmas(mech.n, size, position, velocity, config.dynamics_sigma, acceleration)
     else:
         function = partial(kinematic_rows, mech, np.asarray(rows), layout)
         sigmas = np.repeat([position, velocity, acceleration], size)

@@ -8,7 +8,8 @@ import msgpack
 import numpy as np
 import pytest
 
-from sensors.messages import MessageError, Reading, decode, encode, validate
+from estimator.wire import pack
+from sensors.messages import MessageError, Reading, unpack, validate
 
 KNOWN = {"gyro": 1, "accel": 2}
 
@@ -21,9 +22,9 @@ def message(**changes) -> dict:
 
 def test_round_trip_of_scalar_and_vector_readings_with_cov() -> None:
     scalar = Reading(sensor="gyro", t=0.001, seq=1, value=np.array([0.25]))
-    assert msgpack.unpackb(encode(scalar)) == {"sensor": "gyro", "t": 0.001, "seq": 1, "value": 0.25}
+    assert msgpack.unpackb(pack(scalar.to_map())) == {"sensor": "gyro", "t": 0.001, "seq": 1, "value": 0.25}
     vector = Reading(sensor="accel", t=2.0, seq=0, value=np.array([1.0, 2.0]), cov=np.diag([0.01, 0.04]))
-    back = decode(encode(vector), KNOWN)
+    back = validate(unpack(pack(vector.to_map())), KNOWN)
     assert (back.sensor, back.t, back.seq) == ("accel", 2.0, 0)
     np.testing.assert_array_equal(back.value, [1.0, 2.0])
     np.testing.assert_array_equal(back.cov, np.diag([0.01, 0.04]))
@@ -60,9 +61,9 @@ def test_each_rejection_names_the_problem(bad: object, match: str) -> None:
 
 def test_undecodable_bytes_are_rejected() -> None:
     with pytest.raises(MessageError, match="not one msgpack object"):
-        decode(msgpack.packb(message()) + b"\x01", KNOWN)
+        validate(unpack(msgpack.packb(message()) + b"\x01"), KNOWN)
     with pytest.raises(MessageError, match="not one msgpack object"):
-        decode(msgpack.packb(message())[:-2], KNOWN)
+        validate(unpack(msgpack.packb(message())[:-2]), KNOWN)
 
 
 def test_the_reason_is_the_first_problem_found() -> None:
@@ -81,7 +82,7 @@ def test_hostile_bytes_are_undecodable_or_too_deep_with_short_texts() -> None:
     for data, reason in [(bytes.fromhex("81910101"), "undecodable"), (b"\x81\x81\x01\x01\x01", "undecodable"),
                          (msgpack.packb(message(value=deep)), "too_deep")]:
         with pytest.raises(MessageError) as error:
-            decode(data, KNOWN)
+            validate(unpack(data), KNOWN)
         assert error.value.reason == reason and len(str(error.value)) < 200
     with pytest.raises(MessageError, match=r"'value' must be a list of 2 numbers, got \[\[\[\[...\]\]\]\]$"):
         validate(message(value=[[[[[1.0]]]]]), KNOWN)
