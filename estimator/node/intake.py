@@ -87,7 +87,9 @@ class Throttle:
 class Intake:
     """Owns the estimator's input side and the statistics of one run (see the module docstring).
 
-    ``estimator``: an estimator.online.interface.Estimator (the smoother or a filter); ``budget_s``: step
+    ``estimator``: an estimator.online.interface.Estimator (the smoother or a filter); ``publish``: called
+    with each estimate's map (estimator.node.publishing.estimate_fields, made once per step for the
+    log and the publisher), or None; ``budget_s``: step
     latency budget [s]; ``log``: where messages and (``record_estimates``) estimates are recorded, or
     None; ``bounds``: sensor id → sensors.plausibility.ReadingBounds (none: no bounds); ``quiet_s``
     [s] and ``clock`` (wall time) only decide the status ``state``. An ``estimate`` record is the estimate
@@ -98,8 +100,10 @@ class Intake:
     def __init__(self, estimator: Estimator, dimensions: Mapping[str, int], max_future_s: float, budget_s: float,
                  log: LogWriter | None = None, record_estimates: bool = True, actuators: tuple[str, ...] = (),
                  throttle: Throttle | None = None, bounds: Mapping[str, ReadingBounds] | None = None,
-                 quiet_s: float = 1.0, clock: Callable[[], float] = time.monotonic) -> None:
+                 quiet_s: float = 1.0, clock: Callable[[], float] = time.monotonic,
+                 publish: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.estimator, self.dimensions, self.actuators = estimator, dict(dimensions), actuators
+        self.publish = publish
         self.max_future_s, self.budget_s = max_future_s, budget_s
         self.log, self.record_estimates = log, record_estimates
         self.throttle = throttle or Throttle(5.0)
@@ -218,15 +222,20 @@ class Intake:
         return [] if self.newest is None else self._took(self.estimator.advance(self.newest, final=True))
 
     def _took(self, estimates: list[StepEstimate]) -> list[StepEstimate]:
-        """Estimates the estimator returned: counted, timed against the budget, recorded."""
+        """Estimates the estimator returned: counted, timed against the budget, recorded, published."""
+        recording = self.log is not None and self.record_estimates
         for estimate in estimates:
             self.counters.steps += 1
             self.latency.add(estimate.latency)
             if estimate.latency > self.budget_s:
                 self.counters.overruns += 1
-            if self.log is not None and self.record_estimates:
-                forces = [float(estimate.forces.get(name, math.nan)) for name in self.actuators]
-                self.log.write("estimate", {**estimate_fields(estimate), "f": forces})
+            if recording or self.publish is not None:
+                fields = estimate_fields(estimate)
+                if recording:
+                    forces = [float(estimate.forces.get(name, math.nan)) for name in self.actuators]
+                    self.log.write("estimate", {**fields, "f": forces})
+                if self.publish is not None:
+                    self.publish(fields)
         return estimates
 
     def _malformed(self, reason: str, text: str) -> None:
@@ -296,11 +305,12 @@ def log_header(config: NodeConfig) -> dict[str, Any]:
             **setup_header(config.mech, config.sensors, config.mechanism_path, config.sensors_path)}
 
 
-def intake_for(config: NodeConfig, estimator: Estimator, log: LogWriter | None = None) -> Intake:
+def intake_for(config: NodeConfig, estimator: Estimator, log: LogWriter | None = None,
+               publish: Callable[[dict[str, Any]], None] | None = None) -> Intake:
     """The Intake of a configuration: what the node and replay both run."""
     node = config.node
     return Intake(estimator, config.sensors.dimensions(), max_future_s=node.max_future_s,
                   budget_s=1e-3 * config.estimator.latency_budget_ms, log=log,
                   record_estimates=node.log.record_estimates,
                   actuators=tuple(a.name for a in config.mech.actuators), throttle=Throttle(node.log_interval_s),
-                  bounds=reading_bounds(config.sensors.sensors), quiet_s=node.status_period_s)
+                  bounds=reading_bounds(config.sensors.sensors), quiet_s=node.status_period_s, publish=publish)

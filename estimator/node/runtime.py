@@ -46,7 +46,7 @@ from estimator.logfile import LogWriter
 from estimator.node.access import beyond_loopback, check_ipc_free, curve_server, key_pair
 from estimator.node.config import NodeConfig
 from estimator.node.intake import EstimatorFactory, intake_for, log_header, online_estimator
-from estimator.node.publishing import UNPACK_ERRORS, estimate_message, unpack
+from estimator.node.publishing import UNPACK_ERRORS, unpack
 from estimator.wire import pack
 
 LOGGER = logging.getLogger("mbstate.node")
@@ -84,7 +84,7 @@ class Node:
         except BaseException:
             self._close_sockets()
             raise
-        self.intake = intake_for(config, self.estimator, self.log)
+        self.intake = intake_for(config, self.estimator, self.log, publish=self._send_estimate)
         self.started_at = self._status_at = time.monotonic()
 
     def _socket(self, kind: int, name: str, options: dict[int, int] | None = None) -> zmq.Socket:
@@ -138,7 +138,7 @@ class Node:
             with steady_collection():
                 while not self.stop_requested.is_set():
                     self.step(POLL_MS)
-                self._publish(self.intake.finish())
+                self.intake.finish()
         finally:
             restore()
 
@@ -165,11 +165,11 @@ class Node:
                 data = self.sub.recv(zmq.NOBLOCK)
             except zmq.Again:
                 return
-            self._publish(self.intake.receive(data))
+            self.intake.receive(data)
 
-    def _publish(self, estimates: list[Any]) -> None:
-        for estimate in estimates:
-            self.pub.send(pack(estimate_message(estimate)))
+    def _send_estimate(self, fields: dict[str, Any]) -> None:
+        """Publish one estimate (its map from the intake, estimator.node.publishing.estimate_fields)."""
+        self.pub.send(pack({"type": "estimate", **fields}))
 
     def _count_disconnects(self) -> None:
         while True:
@@ -206,7 +206,7 @@ class Node:
         else:
             reply = {"ok": True, "command": command}
             if command == "reset":
-                self._publish(self.intake.reset())
+                self.intake.reset()
             else:
                 self.stop()
             LOGGER.info("node: %s requested", command)
