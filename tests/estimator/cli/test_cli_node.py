@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import functools
 import json
 import os
@@ -78,13 +79,17 @@ class InterruptedAfter:
         return self.inner.advance(t, final)
 
 
+PEER = "estimator.demo.peer"  # the module the demo runs as its sensor process (python -m)
+
+
 def _peer_processes() -> list[int]:
     """This process's children that run the demo's sensor process or are left unreaped (Linux /proc)."""
+    assert importlib.util.find_spec(PEER) is not None  # so that the match below can find a peer at all
     children = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
         with contextlib.suppress(OSError):
             state, parent = stat.read_text().rsplit(")", 1)[1].split()[:2]
-            if int(parent) == os.getpid() and (state == "Z" or b"demo_peer" in (stat.parent / "cmdline").read_bytes()):
+            if int(parent) == os.getpid() and (state == "Z" or PEER.encode() in (stat.parent / "cmdline").read_bytes()):
                 children.append(int(stat.parent.name))
     return children
 
