@@ -98,7 +98,6 @@ def inverse_dynamics(mech: Mechanism, drives: Sequence[str], t: np.ndarray, pos:
     count, n = len(t), mech.n
     q, qd, qdd = np.zeros((count, n)), np.zeros((count, n)), np.zeros((count, n))
     lam, forces = np.zeros((count, mech.m)), np.zeros((count, len(driven)))
-    mass = mech.arrays.mass
     started = time.perf_counter()
     try:
         guess = solve_position_problem(mech, mech.q0)
@@ -113,8 +112,7 @@ def inverse_dynamics(mech: Mechanism, drives: Sequence[str], t: np.ndarray, pos:
             raise MbstateError(f"at t = {t[i]:g} s: {exc}") from None
         qd[i] = solve_velocity_problem(mech, q[i], vel[i], driven)
         qdd[i] = solve_acceleration_problem(mech, q[i], qd[i], acc[i], driven)
-        rhs = generalized_forces(mech, q[i], qd[i]) - mass @ qdd[i]
-        lam[i], forces[i], rank = multipliers_and_drive_forces(constraint_jacobian(mech, q[i]), rhs, driven)
+        lam[i], forces[i], rank = drive_forces_at(mech, q[i], qd[i], qdd[i], driven)
         if rank < n:
             names = ", ".join(drives)
             raise MbstateError(f"at t = {t[i]:g} s: the driven coordinates ({names}) do not fix the mechanism "
