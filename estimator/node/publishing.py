@@ -39,19 +39,19 @@ def plain(value: Any) -> Any:
     return value
 
 
-def estimate_message(estimate: StepEstimate) -> dict[str, Any]:
-    """The ``estimate`` message of a step: ``type`` and the ``estimate_fields``."""
-    return {"type": "estimate", **estimate_fields(estimate)}
+def estimate_message(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``estimate`` message of a step: ``type`` and its ``estimate_fields``."""
+    return {"type": "estimate", **fields}
 
 
 def estimate_fields(estimate: StepEstimate) -> dict[str, Any]:
     """A StepEstimate as a msgpack-ready map (the message and the log's ``estimate`` record share it)."""
     fields = {"step": int(estimate.step), "t": float(estimate.t),
-               "q": plain(np.asarray(estimate.q, float)), "qd": plain(np.asarray(estimate.qd, float)),
-               "qdd": plain(np.asarray(estimate.qdd, float)), "lam": plain(np.asarray(estimate.lam, float)),
-               "forces": {str(k): float(v) for k, v in estimate.forces.items()},
-               "latency_ms": 1e3 * float(estimate.latency), "update_steps": int(estimate.update_steps),
-               "flags": [str(f) for f in estimate.flags]}
+              "q": plain(np.asarray(estimate.q, float)), "qd": plain(np.asarray(estimate.qd, float)),
+              "qdd": plain(np.asarray(estimate.qdd, float)), "lam": plain(np.asarray(estimate.lam, float)),
+              "forces": {str(k): float(v) for k, v in estimate.forces.items()},
+              "latency_ms": 1e3 * float(estimate.latency), "update_steps": int(estimate.update_steps),
+              "flags": [str(f) for f in estimate.flags]}
     if estimate.sigma is not None:
         fields["sigma"] = plain(estimate.sigma)
     return fields

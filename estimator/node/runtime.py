@@ -46,7 +46,7 @@ from estimator.logfile import LogWriter
 from estimator.node.access import beyond_loopback, check_ipc_free, curve_server, key_pair
 from estimator.node.config import NodeConfig
 from estimator.node.intake import EstimatorFactory, intake_for, log_header, online_estimator
-from estimator.node.publishing import UNPACK_ERRORS, unpack
+from estimator.node.publishing import UNPACK_ERRORS, estimate_message, unpack
 from estimator.wire import pack
 
 LOGGER = logging.getLogger("mbstate.node")
@@ -169,7 +169,7 @@ class Node:
 
     def _send_estimate(self, fields: dict[str, Any]) -> None:
         """Publish one estimate (its map from the intake, estimator.node.publishing.estimate_fields)."""
-        self.pub.send(pack({"type": "estimate", **fields}))
+        self.pub.send(pack(estimate_message(fields)))
 
     def _count_disconnects(self) -> None:
         while True:

@@ -23,7 +23,7 @@ from node_harness import RunningNode, bound_sub, curve_config, encoder, keys_of
 from estimator.demo.run import run_demo, summary_text
 from estimator.logfile import LogWriter
 from estimator.node.intake import online_estimator
-from estimator.node.publishing import estimate_message
+from estimator.node.publishing import estimate_fields, estimate_message
 
 EXAMPLE = str(REPO / "configs" / "estimator" / "fourbar.yaml")
 
@@ -126,7 +126,7 @@ def test_echo_prints_estimates_and_status(context, capsys) -> None:
                                          latency=4e-4, update_steps=1, flags=("degraded",)))
     thread, codes = in_thread(["echo", "--endpoint", endpoint, "--count", "2", "--timeout", "5"])
     while thread.is_alive():  # PUB drops until the subscriber is there: keep sending
-        pub.send(msgpack.packb(estimate_message(estimate)))
+        pub.send(msgpack.packb(estimate_message(estimate_fields(estimate))))
         time.sleep(0.01)
     assert codes == [0]
     lines = capsys.readouterr().out.splitlines()
