@@ -3,9 +3,10 @@ product's (estimator.factors, estimator.dynamics) and the numpy reference forms 
 
 Used by the shared Jacobian contract test (tests/estimator/factors/test_factor_jacobians.py) and the
 linearization benchmark (scripts/bench_factors.py). A variable is named by its kind (``q``, ``v``,
-``a``, ``l``, ``f``, ``zdd``, ``x``: q, q̇, q̈, λ, F, z̈ and the online estimator's stacked state
-[q; q̇; q̈; F; b; λ] with ONLINE_BIAS bias entries, estimator.factors.estimation_state) with ``+``
-for the next step and ``-`` for the previous one: ``("q", "q+", "v-", "v", "v+")``.
+``a``, ``l``, ``f``, ``zdd``, ``x``, ``xg``: q, q̇, q̈, λ, F, z̈, the online estimator's stacked state
+[q; q̇; q̈; F; b; λ] with ONLINE_BIAS bias entries and the same with the gravity error g after F,
+estimator.factors.estimation_state) with ``+`` for the next step and ``-`` for the previous one:
+``("q", "q+", "v-", "v", "v+")``.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from estimator.factors.step_bundle import dependent_step_error, independent_step
 from estimator.model import Mechanism
 
 KEY_OF: dict[str, Callable[[int], int]] = {"q": keys.Q, "v": keys.V, "a": keys.A, "l": keys.L, "f": keys.F,
-                                           "zdd": lambda k: gtsam.symbol("x", k), "x": keys.X}
+                                           "zdd": lambda k: gtsam.symbol("x", k), "x": keys.X, "xg": keys.X}
 ONLINE_BIAS = 2  # bias entries of the stacked state x (one sensor's)
 
 
@@ -73,11 +74,15 @@ def factor_catalog(mech: Mechanism, q_assembled: np.ndarray, dt: float) -> list[
         # every constraint row kept (S = all) so that λ has m entries like the other λ-form factors
         rows = tuple(range(mech.m))
         online = EstimationLayout(mech.n, rows, tuple(range(len(mech.actuators))), (ONLINE_BIAS,))
+        with_gravity = EstimationLayout(mech.n, rows, online.forces, (ONLINE_BIAS,), gravity=True)
+        gravity_selection = np.column_stack((selection, mech.gravity_z[:mech.n]))
         specs += [
             FactorSpec("inverse_dynamics", partial(inverse_dynamics_error, mech, selection), ("q", "v", "a", "l", "f")),
             FactorSpec("driven_step", partial(dependent_step_error, mech, np.arange(mech.m), selection),
                        ("q", "v", "a", "l", "f")),
             FactorSpec("online_dynamics_rows", one_block(partial(dynamics_rows, mech, online, selection)), ("x",)),
+            FactorSpec("online_dynamics_rows_gravity",
+                       one_block(partial(dynamics_rows, mech, with_gravity, gravity_selection)), ("xg",)),
             FactorSpec("online_kinematic_rows", one_block(partial(kinematic_rows, mech, np.array(rows), online)),
                        ("x",)),
         ]

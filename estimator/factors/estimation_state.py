@@ -1,17 +1,20 @@
 """The stacked state of the online estimator and its process-model factors.
 
-x_k = [q (n); q̇ (n); q̈ (n); F (a); b (nb); λ (|S|)]: λ on an independent subset S of the
-constraint rows (dynamics only), F the unknown actuator forces (dynamics only), b the biases of the
-sensors with ``bias_state`` (each sensor's d entries, in sensor order). One variable per step keeps
-GTSAM's bookkeeping small (estimator.factors.stacked_state); F and b ride in it, so their random
+x_k = [q (n); q̇ (n); q̈ (n); F (a); g (0 or 1); b (nb); λ (|S|)]: λ on an independent subset S of
+the constraint rows (dynamics only), F the unknown actuator forces (dynamics only), g the relative
+error of the model's gravity (optional, dynamics only: the model's gravity force Q_g becomes
+(1 + g) Q_g), b the biases of the sensors with ``bias_state`` (each sensor's d entries, in sensor
+order). One variable per step keeps GTSAM's bookkeeping small (estimator.factors.stacked_state); F and b ride in it, so their random
 walks join the integrators in one native factor between consecutive states:
 
     model rows of step k (one Python factor, with that step's readings, estimator.factors.observation_stack):
-      dynamics:    [Φ_S; Φq_S q̇; M q̈ + Φq_Sᵀ λ − Q − E F; Φq_S q̈ − γ_S]   (estimator.dynamics.step_rows)
+      dynamics:    [Φ_S; Φq_S q̇; M q̈ + Φq_Sᵀ λ − Q − E F − Q_g g; Φq_S q̈ − γ_S]
+                   (estimator.dynamics.step_rows, g as one more unknown force, on the column Q_g)
       kinematics:  [Φ_S; Φq_S q̇; Φq_S q̈ − γ_S]                          (its constraint block)
     process rows between steps (native, linear; estimator.factors.native):
       Adams-Moulton of order p on q/q̇ and q̇/q̈ over x_{k+1−p} … x_k (estimator.factors.multistep),
-      F_k − F_{k−1} ~ N(0, K_F² h),  b_k − b_{k−1} ~ N(0, K_b² h) per sensor,
+      F_k − F_{k−1} ~ N(0, K_F² h),  g_k − g_{k−1} ~ N(0, K_g² h),
+      b_k − b_{k−1} ~ N(0, K_b² h) per sensor,
       kinematics only: q̈_k − q̈_{k−1} ~ N(0, K_j² h) (white jerk, the constant-acceleration model).
 """
 
@@ -34,13 +37,15 @@ from estimator.model import Mechanism
 @dataclass(frozen=True)
 class EstimationLayout:
     """Where each block sits in x (see the module docstring). ``rows``: S; ``forces``: indices into
-    mech.actuators of the unknown forces; ``bias``: bias size of each sensor (0 without bias state).
-    The slices are cached: every step's factor reads them."""
+    mech.actuators of the unknown forces; ``bias``: bias size of each sensor (0 without bias state);
+    ``gravity``: whether x carries the gravity error g. The slices are cached: every step's factor
+    reads them."""
 
     n: int
     rows: tuple[int, ...]
     forces: tuple[int, ...]
     bias: tuple[int, ...]
+    gravity: bool = False
 
     @cached_property
     def row_indices(self) -> np.ndarray:
@@ -51,15 +56,25 @@ class EstimationLayout:
     def force(self) -> slice:
         return slice(3 * self.n, 3 * self.n + len(self.forces))
 
+    @cached_property
+    def gravity_error(self) -> slice:
+        """The column of g (empty without it), right after F: [F, g] are the step rows' unknown forces."""
+        return slice(self.force.stop, self.force.stop + int(self.gravity))
+
+    @cached_property
+    def loads(self) -> slice:
+        """[F, g]: the columns of the unknown forces of the dynamics rows."""
+        return slice(self.force.start, self.gravity_error.stop)
+
     def bias_of(self, sensor: int) -> slice:
         """Columns of the bias of sensor number ``sensor``."""
-        start = self.force.stop + sum(self.bias[:sensor])
+        start = self.gravity_error.stop + sum(self.bias[:sensor])
         return slice(start, start + self.bias[sensor])
 
     @cached_property
     def lam(self) -> slice:
         """Last, so that the state without λ is a prefix (estimator.factors.state_split)."""
-        start = self.force.stop + sum(self.bias)
+        start = self.gravity_error.stop + sum(self.bias)
         return slice(start, start + len(self.rows))
 
     @cached_property
@@ -74,16 +89,17 @@ class EstimationLayout:
 
 def dynamics_rows(mech: Mechanism, layout: EstimationLayout, selection: np.ndarray, x: np.ndarray,
                   jac: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
-    """e = [Φ_S; Φq_S q̇; M q̈ + Φq_Sᵀ λ − Q − E F; Φq_S q̈ − γ_S] and ∂e/∂x (E = ``selection``, n x a)."""
+    """e = [Φ_S; Φq_S q̇; M q̈ + Φq_Sᵀ λ − Q − E [F; g]; Φq_S q̈ − γ_S] and ∂e/∂x (E = ``selection``: the
+    actuators' columns, and the column Q_g last when x carries g)."""
     n, size = layout.n, len(layout.rows)
     error, block = step_rows(mech.arrays, layout.row_indices, selection, x[:n], x[n:2 * n], x[2 * n:3 * n],
-                             x[layout.lam], x[layout.force], jac)
+                             x[layout.lam], x[layout.loads], jac)
     if not jac:
         return error, None
     jacobian = np.zeros((error.shape[0], layout.size))
     jacobian[:, :3 * n] = block[:, :3 * n]
     jacobian[:, layout.lam] = block[:, 3 * n:3 * n + size]
-    jacobian[:, layout.force] = block[:, 3 * n + size:]
+    jacobian[:, layout.loads] = block[:, 3 * n + size:]
     return error, jacobian
 
 

@@ -20,6 +20,7 @@ from estimator.smoother import FACTORIZATIONS
 KINDS = ("smoother", "error_ekf", "ukf")
 FORCE_RATE_TIME = 0.0625  # [s]: K = √T × force_rate (EstimatorConfig, Unknown inputs)
 # largest values of the keys with a natural bound (every other number: estimator.section.LIMIT in magnitude)
+NULLABLE = ("relinearize_threshold", "force_rate", "outlier_gate", "gravity_sigma")  # keys that take null
 MAXIMA = {"rate": 1e6, "lag": 100_000, "max_relinearizations": 100, "max_coalesce": 10_000,
           "recover_steps": 10_000_000, "max_pending": 10_000_000, "startup_timeout": 3600.0,
           "latency_budget_ms": 3.6e6}
@@ -53,6 +54,12 @@ class EstimatorConfig:
       random walk that over FORCE_RATE_TIME changes by what the force does (the README gives the
       trade-off it balances: noise from a larger K, lag from a smaller). ``force_sigma`` [N or N·m]:
       σ of their start prior.
+      ``gravity_sigma`` [1]: with a number, the state carries g, the relative error of the model's
+      gravity (the equations of motion use (1 + g) Q_g, Q_g the model's gravity force), with a start
+      prior N(0, gravity_sigma²) and a random walk of density ``gravity_random_walk`` [1/√s]: a model
+      error state for a model whose gravity, or whose masses under gravity alike, are off (null, the
+      default: gravity as in the model). It is seen through the motion gravity drives, so it needs the
+      dynamics and a mechanism that gravity moves.
     Model
       ``dynamics``: true — per step M q̈ + Φqᵀλ − Q − E F = 0 (σ ``dynamics_sigma`` [N, N·m]) with
       the constraints; false — the kinematics-only estimator for comparison: the same graph without
@@ -124,6 +131,8 @@ class EstimatorConfig:
     force_random_walk: float = 5.0
     force_rate: float | None = None
     force_sigma: float = 100.0
+    gravity_sigma: float | None = None
+    gravity_random_walk: float = 1e-3
     dynamics: bool = True
     dynamics_sigma: float = 1e-3
     acceleration_noise: float = 0.3
@@ -172,6 +181,9 @@ class EstimatorConfig:
                   ("max_relinearizations", self.max_relinearizations >= 0, "at least 0"),
                   ("acceleration_noise", self.acceleration_noise >= 0.0, "at least 0"),
                   ("force_rate", self.force_rate is None or self.force_rate > 0.0, "null or a positive number"),
+                  ("gravity_sigma", self.gravity_sigma is None or self.gravity_sigma > 0.0,
+                   "null or a positive number"),
+                  ("gravity_random_walk", self.gravity_random_walk >= 0.0, "at least 0"),
                   ("startup_span", 0.0 <= self.startup_span <= 10.0, "in [0, 10] s"),
                   ("max_coalesce", self.max_coalesce >= 1, "at least 1"), ("recover_steps", self.recover_steps >= 1,
                   "at least 1"), ("recover_fraction", 0.0 < self.recover_fraction <= 1.0, "in (0, 1]"),
@@ -208,7 +220,7 @@ class EstimatorConfig:
                 values[name] = _actuator_names(section, mech)
             elif name == "initial_state":
                 values[name] = _coordinate_values(section, mech)
-            elif name in ("relinearize_threshold", "force_rate", "outlier_gate") and section.raw(name) is None:
+            elif name in NULLABLE and section.raw(name) is None:
                 values[name] = None
             elif isinstance(default, bool):
                 values[name] = section.flag(name, default)

@@ -45,6 +45,8 @@ class Drafter:
         """Native process factors of orders 2 … integrator_order (the first steps use the lower ones)."""
         config, layout, h = self.config, self.layout, self.config.dt
         walks = [(layout.force, config.force_walk * np.sqrt(h))] if layout.forces else []
+        if layout.gravity:
+            walks.append((layout.gravity_error, max(config.gravity_random_walk * np.sqrt(h), 1e-9)))
         for i, sensor in enumerate(sensors):
             if sensor.params.bias_state:
                 walks.append((layout.bias_of(i), max(sensor.params.noise.bias_step_sigma(h), 1e-9)))

@@ -144,7 +144,8 @@ class OnlineEstimator:
         rows = tuple(int(r) for r in independent_constraint_rows(mech, assembled))
         dynamics = config.dynamics
         self.layout = EstimationLayout(mech.n, rows if dynamics else (), forces if dynamics else (),
-                                       tuple(s.dimension if s.params.bias_state else 0 for s in sensors.sensors))
+                                       tuple(s.dimension if s.params.bias_state else 0 for s in sensors.sensors),
+                                       gravity=dynamics and config.gravity_sigma is not None)
         self.terms: dict[str, SensorTerm | None] = {
             s.params.name: sensor_term(s, i, self.layout, mech.m, len(mech.actuators))
             for i, s in enumerate(sensors.sensors)}
@@ -319,6 +320,7 @@ class OnlineEstimator:
         sigmas[:n] = config.position_sigma
         sigmas[n:2 * n] = config.velocity_sigma
         sigmas[layout.force] = config.force_sigma
+        sigmas[layout.gravity_error] = config.gravity_sigma or 0.0
         for i, sensor in enumerate(self.sensors.sensors):
             if sensor.params.bias_state:
                 sigmas[layout.bias_of(i)] = sensor.params.noise.bias_sigma

@@ -37,13 +37,15 @@ def step_model(mech: Mechanism, layout: EstimationLayout, config: EstimatorConfi
                force_coordinates: Sequence[int]) -> StepModel:
     """The model rows on ``layout`` under ``config``'s σ: the independent constraint ``rows`` at the
     three levels, and with ``config.dynamics`` the equations of motion with unknown forces on
-    ``force_coordinates``."""
+    ``force_coordinates`` (and the gravity error g when ``layout`` carries it)."""
     size = len(rows)
     position, velocity, acceleration = (config.constraint_sigma, config.velocity_constraint_sigma,
                                         config.acceleration_constraint_sigma)
     if config.dynamics:
         selection = (actuator_selection(mech, list(force_coordinates)) if len(force_coordinates)
                      else np.zeros((mech.n, 0)))
+        if layout.gravity:  # g, the relative gravity error, loads the model's gravity force Q_g
+            selection = np.column_stack((selection, mech.gravity_z[:mech.n]))
         function = partial(dynamics_rows, mech, layout, selection)
         sigmas = step_sigmas(mech.n, size, position, velocity, config.dynamics_sigma, acceleration)
     else:

@@ -50,7 +50,7 @@ EXTRAS = {
 FACTORS = ("prior", "trapezoidal", "position_constraint", "velocity_constraint", "acceleration_constraint",
            "multiplier_dynamics", "forward_dynamics", "reduced_dynamics", "adams_moulton3", "adams_moulton4_z",
            "dependent_step", "independent_step", "inverse_dynamics", "driven_step", "online_dynamics_rows",
-           "online_kinematic_rows")
+           "online_dynamics_rows_gravity", "online_kinematic_rows")
 # Central differences with step h have truncation error O(h^2 |e'''|) and round-off O(eps |e| / h); at
 # h = 1e-6 both stay below 1e-9 relative for these smooth, O(1)-scaled functions (observed <= 3e-9).
 # The tolerance 1e-7 * (1 + max|J|) keeps a margin of 30 while any wrong or missing term (O(1)) fails.
@@ -85,6 +85,8 @@ def states(file: str, seed: int) -> dict[str, np.ndarray]:
               "f": rng.normal(size=size["f"]), "zdd": rng.normal(size=dof)}
     values["x"] = np.concatenate((values["q"], values["v"], values["a"], values["f"], rng.normal(size=ONLINE_BIAS),
                                   values["l"]))
+    values["xg"] = np.concatenate((values["q"], values["v"], values["a"], values["f"], rng.normal(size=1),
+                                   rng.normal(size=ONLINE_BIAS), values["l"]))
     for kind in list(values):
         values[kind + "+"] = values[kind] + 1e-2 * rng.normal(size=values[kind].shape)
         values[kind + "-"] = values[kind] - 1e-2 * rng.normal(size=values[kind].shape)
