@@ -11,8 +11,9 @@ the filter corrects step k with the readings of step k only, evaluated at t_k (t
 t_k, at most h/2, is not carried: readings on the grid's instants are exact), so a reading of a step
 already processed is ``late``. Step k > 0: prediction from step k − 1, then the correction.
 
-Not carried by the filters: unknown forces (``unknown_forces`` must be empty: an error), sensors' bias
-states (the bias is taken as zero), robust losses, load cells on λ (``ignored``). Estimates: q, q̇ and
+Not carried by the filters: unknown forces (``unknown_forces`` must be empty: an error; likewise
+``gravity_sigma``), sensors' bias states (the bias is taken as zero), robust losses, load cells on λ
+(``ignored``). Estimates: q, q̇ and
 q̈ of the model at the corrected state, λ from the equations of motion there, σ of q and q̇ from the
 covariance when ``publish_sigmas``. Every update covers one step (no degradation or coalescing).
 """
@@ -54,6 +55,9 @@ class OnlineFilter:
         if config.unknown_forces:
             raise MbstateError(f"estimator.unknown_forces: the {config.kind} filter does not estimate forces "
                                f"(got {', '.join(config.unknown_forces)}); use kind: smoother")
+        if config.gravity_sigma is not None:
+            raise MbstateError(f"estimator.gravity_sigma: the {config.kind} filter does not estimate the gravity "
+                               "error; use kind: smoother")
         self.mech, self.sensors, self.config, self.clock = mech, sensors, config, clock
         self.layout = EstimationLayout(mech.n, (), (), tuple(s.dimension if s.params.bias_state else 0
                                                              for s in sensors.sensors))
