@@ -2,7 +2,8 @@
 
 A sensor kind (gyroscope, accelerometer, encoder, load cell) is one class built from its config
 section and the mechanism. Its measurement function h reads the state blocks named in
-``variables`` — ``q``, ``v`` (q̇), ``a`` (q̈), ``l`` (λ), ``f`` (actuator forces) — and returns h and
+``variables`` — ``q``, ``v`` (q̇), ``a`` (q̈), ``l`` (λ), ``f`` (actuator forces), ``g`` (the estimator's
+relative gravity error, one entry: 0 unless its state carries it) — and returns h and
 ∂h/∂block analytically, in numpy (compiled where it is hot) and without GTSAM. The sensor does not
 touch the graph: the estimator turns a reading z into whitened rows of the step it attaches to
 (estimator.factors.observation_stack), e = W (h(x) + b − z), wrapped to (−π, π] for rotary
@@ -110,7 +111,8 @@ class SensorParams:
 
 @dataclass(frozen=True)
 class State:
-    """The state at one instant: q, q̇, q̈ (n), λ (m), actuator forces f (in mech.actuators order)."""
+    """The state at one instant: q, q̇, q̈ (n), λ (m), actuator forces f (in mech.actuators order); its
+    gravity is its mechanism's (the gravity error ``g`` reads 0)."""
 
     t: float
     q: np.ndarray
@@ -121,7 +123,7 @@ class State:
 
     def block(self, kind: str) -> np.ndarray:
         """The block named as in ``variables``."""
-        return {"q": self.q, "v": self.qd, "a": self.qdd, "l": self.lam, "f": self.f}[kind]
+        return {"q": self.q, "v": self.qd, "a": self.qdd, "l": self.lam, "f": self.f, "g": np.zeros(1)}[kind]
 
 
 @runtime_checkable
@@ -131,7 +133,7 @@ class Sensor(Protocol):
 
     ``params``: id, kind, rate, units, ``noise`` (the σ of a reading, the bias prior and random walk),
     robust ``loss``, ``bias_state``, ``range``. ``dimension``: the length d of a reading.
-    ``variables``: the state blocks h reads (q, v, a, l, f), in the order ``measurement`` takes them.
+    ``variables``: the state blocks h reads (q, v, a, l, f, g), in the order ``measurement`` takes them.
     ``wraps``: the reading is an angle (residuals wrapped to (−π, π])."""
 
     params: SensorParams

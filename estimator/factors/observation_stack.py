@@ -69,7 +69,10 @@ def sensor_term(sensor: Sensor, index: int, layout: EstimationLayout, m: int,
     n, identity = layout.n, np.eye(layout.n)
     lifts, spans, start = [], [], 0
     for variable in sensor.variables:
-        if variable in "qva":
+        if variable == "g":  # the gravity error: its column, or 0 for a state without it
+            lift = np.zeros((3, 1, layout.size))
+            lift[0, 0, layout.gravity_error] = 1.0
+        elif variable in "qva":
             lift = np.zeros((3, n, layout.size))
             first = "qva".index(variable)  # q(t) = q + δ q̇ + δ²/2 q̈, q̇(t) = q̇ + δ q̈, q̈(t) = q̈
             for power, block in enumerate(range(first, 3)):

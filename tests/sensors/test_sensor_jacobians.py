@@ -72,11 +72,12 @@ def assert_close(analytic: np.ndarray, numeric: np.ndarray, what: str) -> None:
 
 
 def stacked(mech, sensors, state, rng):
-    """The estimator's layout with every block (λ on all rows, every actuator's force, every bias) and
-    x = [q; q̇; q̈; f; b; λ] of ``state`` with random biases."""
+    """The estimator's layout with every block (λ on all rows, every actuator's force, the gravity error,
+    every bias) and x = [q; q̇; q̈; f; g; b; λ] of ``state`` (g = 0: its own gravity) with random biases."""
     layout = EstimationLayout(mech.n, tuple(range(mech.m)), tuple(range(len(mech.actuators))),
-                              tuple(s.dimension if s.params.bias_state else 0 for s in sensors))
-    x = np.concatenate((state.q, state.qd, state.qdd, state.f, 0.01 * rng.normal(size=sum(layout.bias)), state.lam))
+                              tuple(s.dimension if s.params.bias_state else 0 for s in sensors), gravity=True)
+    x = np.concatenate((state.q, state.qd, state.qdd, state.f, np.zeros(1), 0.01 * rng.normal(size=sum(layout.bias)),
+                        state.lam))
     return layout, x
 
 
@@ -111,7 +112,7 @@ def test_observation_rows_are_the_whitened_measurement_on_the_stacked_state(file
     h, blocks = sensor.measurement(*[state.block(v) for v in sensor.variables])
     expected = np.zeros((sensor.dimension, layout.size))
     columns = {"q": slice(0, mech.n), "v": slice(mech.n, 2 * mech.n), "a": slice(2 * mech.n, 3 * mech.n),
-               "l": layout.lam, "f": layout.force}
+               "l": layout.lam, "f": layout.force, "g": layout.gravity_error}
     for variable, block in zip(sensor.variables, blocks):
         expected[:, columns[variable]] = block
     if sensor.params.bias_state:

@@ -55,7 +55,7 @@ def test_a_reading_covariance_whitens_its_rows() -> None:
     cov = np.array([[4e-4, 1e-4], [1e-4, 9e-4]])
     white = term.whitening(cov)
     np.testing.assert_allclose(white.T @ white, np.linalg.inv(cov), rtol=1e-12)
-    h = accel.measurement(x[:MECH.n], x[2 * MECH.n:3 * MECH.n], jac=False)[0]
+    h = accel.measurement(x[:MECH.n], x[2 * MECH.n:3 * MECH.n], np.zeros(1), jac=False)[0]
     r = np.array([0.03, -0.02])
     e = observation_rows(Observation(term, h - r, white, 0.0), x)[0]
     assert e @ e == pytest.approx(r @ np.linalg.solve(cov, r), rel=1e-12)

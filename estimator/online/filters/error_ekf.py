@@ -67,7 +67,7 @@ def measurement_rows(state: Linearization, measurements: Sequence[Measurement],
     residuals, jacobians, blocks = [], [], []
     for m in measurements:
         sensor = m.sensor
-        arguments = [{"q": state.q, "v": state.qd, "a": state.qdd}[v] for v in sensor.variables]
+        arguments = [{"q": state.q, "v": state.qd, "a": state.qdd, "g": np.zeros(1)}[v] for v in sensor.variables]
         value, parts = sensor.measurement(*arguments, jac=jac)
         residuals.append(-sensor.residual(value, m.value))
         if jac:

@@ -50,8 +50,10 @@ class Linearization:
         return len(self.ic.coordinates)
 
     def blocks(self, variables: tuple[str, ...]) -> list[np.ndarray]:
-        """∂(block)/∂(δz, δż) for the sensor blocks ``variables`` (q, v, a)."""
-        return [{"q": self.d_q, "v": self.d_qd, "a": self.d_qdd}[v] for v in variables]
+        """∂(block)/∂(δz, δż) for the sensor blocks ``variables`` (q, v, a; g, the gravity error, is not in
+        the filters' state: zero)."""
+        return [{"q": self.d_q, "v": self.d_qd, "a": self.d_qdd}[v] if v != "g" else np.zeros((1, 2 * self.dof))
+                for v in variables]
 
     def transition(self, dt: float) -> np.ndarray:
         """F = I + h A + (h A)²/2 of the error dynamics d/dt [δz; δż] = A [δz; δż], A = [[0, I], [Z_z, Z_ż]]."""
