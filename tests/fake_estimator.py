@@ -11,7 +11,7 @@ far, so a test can see which readings were used. Deterministic; latency from the
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -46,6 +46,7 @@ class FakeStep:
     latency: float
     flags: tuple[str, ...]
     update_steps: int = 1
+    model: dict = field(default_factory=dict)
 
 
 class FakeEstimator:

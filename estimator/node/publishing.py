@@ -4,7 +4,9 @@
 
     type "estimate", step (int), t [s, sensor clock], q, qd, qdd (lists, coordinate order),
     lam (list, constraint order), forces {name: N or N·m}, latency_ms (float), flags (list of
-    text), sigma {block: list} only when the estimator publishes marginal standard deviations
+    text), sigma {block: list} only when the estimator publishes marginal standard deviations,
+    model {name: value} only when it carries model-error states (``gravity_error``: the relative
+    error g of the model's gravity, estimator ``gravity_sigma``)
 
 ``status`` (every ``status_period_s`` and as the reply to the ``status`` command)::
 
@@ -54,6 +56,8 @@ def estimate_fields(estimate: StepEstimate) -> dict[str, Any]:
               "flags": [str(f) for f in estimate.flags]}
     if estimate.sigma is not None:
         fields["sigma"] = plain(estimate.sigma)
+    if estimate.model:
+        fields["model"] = {str(k): float(v) for k, v in estimate.model.items()}
     return fields
 
 

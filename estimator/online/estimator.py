@@ -401,8 +401,8 @@ class OnlineEstimator:
         return [StepEstimate(step=k, t=self.grid.time(k), q=q, qd=qd, qdd=qdd, forces=forces, lam=lam, sigma=sigma,
                              latency=share, update_steps=len(group), flags=tuple(flags + ["startup"] * (k == 0)
                                                         + ["recovered"] * (recovered and k == newest)
-                                                        + restarted * (k <= self.config.lag)))
-                for k, (q, qd, qdd, forces, lam, sigma) in zip(group, outputs)]
+                                                        + restarted * (k <= self.config.lag)), model=model)
+                for k, (q, qd, qdd, forces, lam, sigma, model) in zip(group, outputs)]
 
     def _check_plausible(self, states: list[np.ndarray]) -> None:
         """SolverFailure for an estimate about to be published that is not finite or whose model rows are
@@ -479,7 +479,7 @@ class OnlineEstimator:
         return [self.split.join(vectors[i:i + parts]) for i in range(0, len(vectors), parts)]
 
     def _output(self, k: int) -> tuple:
-        """(q, q̇, q̈, forces, λ, sigma) of step k from its estimate."""
+        """(q, q̇, q̈, forces, λ, sigma, model) of step k from its estimate."""
         n, layout, mech = self.layout.n, self.layout, self.mech
         x = self.states[k]
         q, qd, qdd = x[:n].copy(), x[n:2 * n].copy(), x[2 * n:3 * n].copy()
@@ -494,4 +494,5 @@ class OnlineEstimator:
         if self.config.publish_sigmas and self.governor.level == 0:
             std = np.sqrt(np.diag(self.smoother.marginal_covariance(X(k))))  # x without λ, its prefix
             sigma = {"q": std[:n], "qd": std[n:2 * n], "forces": std[layout.force]}
-        return q, qd, qdd, forces, lam, sigma
+        model = {"gravity_error": float(x[layout.gravity_error][0])} if layout.gravity else {}
+        return q, qd, qdd, forces, lam, sigma, model

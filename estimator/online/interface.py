@@ -4,7 +4,7 @@ protocol, its per-step output ``StepEstimate`` and the names of its counters."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
@@ -34,6 +34,7 @@ class StepEstimate:
     update_steps: int  # grid steps in the smoother update that gave this estimate (1 unless coalesced)
     flags: tuple[str, ...]  # "startup", "degraded", "coalesced", "recovered", "solver_recovery", "unobservable",
     # "resync", "reinitialized"
+    model: dict[str, float] = field(default_factory=dict)  # model-error states: "gravity_error" (gravity_sigma)
 
 
 class Estimator(Protocol):

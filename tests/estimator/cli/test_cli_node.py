@@ -24,6 +24,7 @@ from estimator.demo.run import run_demo, summary_text
 from estimator.logfile import LogWriter
 from estimator.node.intake import online_estimator
 from estimator.node.publishing import estimate_fields, estimate_message
+from estimator.online.interface import StepEstimate
 
 EXAMPLE = str(REPO / "configs" / "estimator" / "fourbar.yaml")
 
@@ -121,9 +122,8 @@ def test_echo_prints_estimates_and_status(context, capsys) -> None:
     pub = context.socket(zmq.PUB)
     pub.bind("tcp://127.0.0.1:*")
     endpoint = pub.getsockopt_string(zmq.LAST_ENDPOINT)
-    estimate = type("Estimate", (), dict(step=3, t=0.003, q=np.arange(5.0), qd=np.zeros(5), qdd=np.zeros(5),
-                                         lam=np.zeros(4), forces={"motor": 12.5}, sigma=None,
-                                         latency=4e-4, update_steps=1, flags=("degraded",)))
+    estimate = StepEstimate(step=3, t=0.003, q=np.arange(5.0), qd=np.zeros(5), qdd=np.zeros(5), lam=np.zeros(4),
+                            forces={"motor": 12.5}, sigma=None, latency=4e-4, update_steps=1, flags=("degraded",))
     thread, codes = in_thread(["echo", "--endpoint", endpoint, "--count", "2", "--timeout", "5"])
     while thread.is_alive():  # PUB drops until the subscriber is there: keep sending
         pub.send(msgpack.packb(estimate_message(estimate_fields(estimate))))
