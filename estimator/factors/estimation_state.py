@@ -4,8 +4,9 @@ x_k = [q (n); q̇ (n); q̈ (n); F (a); g (0 or 1); b (nb); λ (|S|)]: λ on an i
 the constraint rows (dynamics only), F the unknown actuator forces (dynamics only), g the relative
 error of the model's gravity (optional, dynamics only: the model's gravity force Q_g becomes
 (1 + g) Q_g), b the biases of the sensors with ``bias_state`` (each sensor's d entries, in sensor
-order). One variable per step keeps GTSAM's bookkeeping small (estimator.factors.stacked_state); F and b ride in it, so their random
-walks join the integrators in one native factor between consecutive states:
+order). One variable per step keeps GTSAM's bookkeeping small (estimator.factors.stacked_state); F,
+g and b ride in it, so their random walks join the integrators in one native factor between
+consecutive states:
 
     model rows of step k (one Python factor, with that step's readings, estimator.factors.observation_stack):
       dynamics:    [Φ_S; Φq_S q̇; M q̈ + Φq_Sᵀ λ − Q − E F − Q_g g; Φq_S q̈ − γ_S]

@@ -56,10 +56,10 @@ class EstimatorConfig:
       σ of their start prior.
       ``gravity_sigma`` [1]: with a number, the state carries g, the relative error of the model's
       gravity (the equations of motion use (1 + g) Q_g, Q_g the model's gravity force), with a start
-      prior N(0, gravity_sigma²) and a random walk of density ``gravity_random_walk`` [1/√s]: a model
-      error state for a model whose gravity, or whose masses under gravity alike, are off (null, the
-      default: gravity as in the model). It is seen through the motion gravity drives, so it needs the
-      dynamics and a mechanism that gravity moves.
+      prior N(0, gravity_sigma²) and a random walk of density ``gravity_random_walk`` [1/√s]; the
+      accelerometers read (1 + g) times the model's gravity too (sensors.accelerometer). A model-error
+      state for a model whose gravity is off (null, the default: gravity as in the model), seen
+      through the motion gravity drives and the accelerometers; it needs the dynamics.
     Model
       ``dynamics``: true — per step M q̈ + Φqᵀλ − Q − E F = 0 (σ ``dynamics_sigma`` [N, N·m]) with
       the constraints; false — the kinematics-only estimator for comparison: the same graph without

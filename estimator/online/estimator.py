@@ -320,7 +320,8 @@ class OnlineEstimator:
         sigmas[:n] = config.position_sigma
         sigmas[n:2 * n] = config.velocity_sigma
         sigmas[layout.force] = config.force_sigma
-        sigmas[layout.gravity_error] = config.gravity_sigma or 0.0
+        if layout.gravity:
+            sigmas[layout.gravity_error] = config.gravity_sigma
         for i, sensor in enumerate(self.sensors.sensors):
             if sensor.params.bias_state:
                 sigmas[layout.bias_of(i)] = sensor.params.noise.bias_sigma
