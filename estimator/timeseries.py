@@ -1,5 +1,6 @@
 """Time series of a mechanism's state as CSV: ``t``, ``q.<coord>``, ``qd.<coord>``, ``qdd.<coord>``,
-``Q.<coord>`` (generalized force applied on a coordinate), ``lambda.<k>`` (Lagrange multipliers).
+``Q.<coord>`` (generalized force applied on a coordinate), ``lambda.<k>`` (Lagrange multipliers),
+``model.<name>`` (an estimator's model-error states, e.g. ``model.gravity_error``).
 
 Only the groups present are written; SI units throughout (see DEVELOPERS.md).
 """
@@ -18,7 +19,8 @@ from estimator.errors import MbstateError
 class Trajectory:
     """States at times ``t`` [s]; arrays are (len(t), n) for q, qd, qdd and (len(t), m) for lam.
 
-    ``forces`` maps a coordinate name to the generalized force applied on it at each time.
+    ``forces`` maps a coordinate name to the generalized force applied on it at each time; ``model`` a
+    model-error state's name to its estimate at each time.
     """
 
     t: np.ndarray
@@ -28,6 +30,7 @@ class Trajectory:
     qdd: np.ndarray | None = None
     forces: dict[str, np.ndarray] = field(default_factory=dict)
     lam: np.ndarray | None = None
+    model: dict[str, np.ndarray] = field(default_factory=dict)
 
     def columns(self) -> tuple[list[str], np.ndarray]:
         """CSV header and the data matrix."""
@@ -42,6 +45,9 @@ class Trajectory:
         if self.lam is not None:
             header += [f"lambda.{k}" for k in range(self.lam.shape[1])]
             blocks.append(self.lam)
+        for name, values in self.model.items():
+            header.append(f"model.{name}")
+            blocks.append(np.asarray(values)[:, None])
         return header, np.hstack(blocks)
 
 

@@ -169,7 +169,8 @@ def take_input(name: str | Path, intake: Intake, kind: str, body: dict[str, Any]
 
 def estimates_trajectory(mech: Mechanism, estimates: Sequence[Any]) -> Trajectory:
     """Estimates as a Trajectory (for estimator.timeseries.write_csv): an actuator's force is the
-    generalized force on its coordinate (``Q.<coordinate>``); other named forces keep their name."""
+    generalized force on its coordinate (``Q.<coordinate>``); other named forces keep their name; the
+    model-error states (``model``) are columns ``model.<name>``."""
     coordinate_of = {a.name: mech.coordinate_names[a.coordinate] for a in mech.actuators}
     names = list(estimates[0].forces) if estimates else []
     return Trajectory(t=np.array([e.t for e in estimates], float), coordinate_names=mech.coordinate_names,
@@ -178,7 +179,9 @@ def estimates_trajectory(mech: Mechanism, estimates: Sequence[Any]) -> Trajector
                       qdd=np.array([e.qdd for e in estimates], float).reshape(-1, mech.n),
                       forces={coordinate_of.get(name, name): np.array([e.forces.get(name, np.nan) for e in estimates])
                               for name in names},
-                      lam=np.array([e.lam for e in estimates], float).reshape(-1, mech.m))
+                      lam=np.array([e.lam for e in estimates], float).reshape(-1, mech.m),
+                      model={name: np.array([e.model.get(name, np.nan) for e in estimates])
+                             for name in (estimates[0].model if estimates else {})})
 
 
 @dataclass(frozen=True)

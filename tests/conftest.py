@@ -113,5 +113,6 @@ def read_csv(path: str | Path) -> Trajectory:
         return data[:, groups[prefix]] if prefix in groups else None
 
     forces = {header[k].partition(".")[2]: data[:, k] for k in groups.get("Q", [])}
+    model = {header[k].partition(".")[2]: data[:, k] for k in groups.get("model", [])}
     return Trajectory(t=data[:, 0], coordinate_names=names, q=block("q"), qd=block("qd"), qdd=block("qdd"),
-                      forces=forces, lam=block("lambda"))
+                      forces=forces, lam=block("lambda"), model=model)

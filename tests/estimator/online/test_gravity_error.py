@@ -15,13 +15,16 @@ import dataclasses
 
 import numpy as np
 import pytest
-from conftest import MECHANISMS
+from conftest import MECHANISMS, read_csv
 
 from estimator.mass import with_gravity
 from estimator.mechanism_file import load_mechanism
 from estimator.online.config import EstimatorConfig
 from estimator.online.estimator import OnlineEstimator
+from estimator.online.interface import StepEstimate
+from estimator.timeseries import write_csv
 from replay.clocks import FixedClock
+from replay.replay import estimates_trajectory
 from replay.simulation import forward_truth
 from sensors.config import build_sensors
 from sensors.virtual import simulate_readings
@@ -64,3 +67,15 @@ def test_the_gravity_error_is_estimated_and_the_angle_follows(kind: str) -> None
     late, late_g = t >= 2.0, t_g >= 2.0
     rmse, rmse_g = (float(np.sqrt(np.mean(e**2))) for e in (without[late], with_state[late_g]))
     assert rmse_g < 3e-3 and rmse > 3 * rmse_g
+
+
+def test_the_replay_csv_has_a_column_per_model_error_state(tmp_path) -> None:
+    """``model.gravity_error`` beside the state's columns (estimator.timeseries), from the estimates."""
+    mech = load_mechanism(MECHANISMS / "fourbar_benchmark.yaml")
+    estimates = [StepEstimate(step=k, t=0.005 * k, q=mech.q0, qd=np.zeros(mech.n), qdd=np.zeros(mech.n), forces={},
+                              lam=np.zeros(mech.m), sigma=None, latency=0.0, update_steps=1, flags=(),
+                              model={"gravity_error": 0.1 * k}) for k in range(3)]
+    write_csv(tmp_path / "est.csv", estimates_trajectory(mech, estimates))
+    table = read_csv(tmp_path / "est.csv")
+    np.testing.assert_allclose(table.model["gravity_error"], [0.0, 0.1, 0.2])
+    assert table.q.shape == (3, mech.n)
