@@ -38,12 +38,14 @@ PLOT_POINTS = 2000  # samples kept of a series for the plots
 @dataclass(frozen=True)
 class Series:
     """The scored coordinates over time, for the plots: truth and estimate (columns = scored), σ of q
-    (None when the estimator gives none)."""
+    (None when the estimator gives none), and the estimator's model-error states by name (``model``:
+    ``gravity_error``, empty without them)."""
 
     t: np.ndarray
     truth: np.ndarray
     estimate: np.ndarray
     sigma: np.ndarray | None
+    model: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -100,8 +102,10 @@ def scores(scenario: Scenario, truth: Truth, estimates: list, angles: set[str], 
     sigmas = [e.sigma for e in kept]
     sigma = (np.array([s["q"][index] for s in sigmas]) if sigmas and all(s is not None for s in sigmas) else None)
     every = max(1, len(t) // PLOT_POINTS)
+    model = {name: np.array([e.model[name] for e in kept])[::every]
+             for name in (kept[0].model if kept else {})}
     series = Series(t[::every], series_truth[::every], series_estimate[::every],
-                    None if sigma is None else sigma[::every])
+                    None if sigma is None else sigma[::every], model)
     return whole, tail, series
 
 

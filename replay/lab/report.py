@@ -5,7 +5,9 @@ scored coordinates (the table names it): q, q̇, q̈ over the whole run and from
 unknown forces' worst RMSE, p50 of the cost per step [ms, measured under the machine's load] and
 the cells that raised. Plots (first seed): per scenario × set, the first scored coordinate's estimate
 against the truth with ±2σ bands where the estimator gives σ (the legend says "no σ" where not), and
-its error over time (log scale); per scenario, bars of the whole-run q RMSE per estimator and set.
+its error over time (log scale); per scenario, bars of the whole-run q RMSE per estimator and set,
+and, where estimators carry the gravity error state (``gravity_sigma``), their g over time against
+the scenario's own error.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from replay.lab.cells import QUANTITIES, CellResult
-from replay.lab.suite import Suite
+from replay.lab.suite import Scenario, Suite
 
 SYMBOLS = {"q": "q", "qd": "q̇", "qdd": "q̈"}
 
@@ -131,6 +133,7 @@ def _figures(suite: Suite, results: Sequence[CellResult], table: Sequence[Row], 
             fig.savefig(out / file, dpi=90)
             plt.close(fig)
             figures.append((file, f"{scenario.name}, sensor set {sensor_set}: {name} and its error"))
+        figures += _model_figure(scenario, [r for r in first if r.cell.scenario == scenario.name], out, plt)
         estimators = list(dict.fromkeys(r.cell.estimator for r in results))
         sets = list(scenario.sensor_sets)
         fig, axis = plt.subplots(figsize=(min(12.0, max(6.0, 0.5 * len(sets) * len(estimators))), 4))
@@ -150,6 +153,29 @@ def _figures(suite: Suite, results: Sequence[CellResult], table: Sequence[Row], 
         plt.close(fig)
         figures.append((file, f"{scenario.name}: q RMSE per estimator and sensor set"))
     return figures
+
+
+def _model_figure(scenario: Scenario, results: Sequence[CellResult], out: Path, plt) -> list[tuple[str, str]]:
+    """The estimators' gravity error g over time (cells that estimate it), against the scenario's own,
+    |g_truth| / |g_model| − 1; none when no cell estimates it."""
+    carrying = [r for r in results if "gravity_error" in r.series.model]
+    if not carrying:
+        return []
+    true = (np.linalg.norm(scenario.truth_mechanism().gravity) / np.linalg.norm(scenario.model_mechanism().gravity)
+            - 1.0)
+    fig, axis = plt.subplots(figsize=(9, 3.5))
+    for r in carrying:
+        axis.plot(r.series.t, r.series.model["gravity_error"], lw=1, label=f"{r.cell.sensor_set}, {r.cell.estimator}")
+    axis.axhline(true, color="k", ls="--", lw=1, label=f"the scenario's {true:.4g}")
+    axis.set_xlabel("t [s]")
+    axis.set_ylabel("gravity error g")
+    axis.set_title(f"{scenario.name}: the estimated relative gravity error (seed {carrying[0].cell.seed})")
+    axis.legend(fontsize=8)
+    fig.tight_layout()
+    file = f"gravity_{scenario.name}.png"
+    fig.savefig(out / file, dpi=90)
+    plt.close(fig)
+    return [(file, f"{scenario.name}: the estimated gravity error against the scenario's")]
 
 
 def write_report(suite: Suite, results: Sequence[CellResult], table: Sequence[Row], out: Path, header: str) -> Path:

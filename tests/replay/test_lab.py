@@ -67,7 +67,8 @@ def test_scores_of_a_known_error() -> None:
     q[:, 4] += 0.3 * t
     truth = Truth(t, q, np.full_like(q, 0.3), np.zeros_like(q), np.zeros((len(t), mech.m)), np.zeros((len(t), 0)))
     estimates = [SimpleNamespace(t=tk, q=qk + np.where(tk < 1.0, 0.1, 0.0), qd=np.full(mech.n, 0.3),
-                                 qdd=np.zeros(mech.n), forces={}, sigma=None) for tk, qk in zip(t[::2], q[::2])]
+                                 qdd=np.zeros(mech.n), forces={}, sigma=None, model={})
+                 for tk, qk in zip(t[::2], q[::2])]
     whole, after, series = scores(scenario, truth, estimates, {"crank"}, 1.0, (), [])
     share = np.mean(t[::2] < 1.0)
     assert whole["q"]["crank"] == pytest.approx(0.1 * np.sqrt(share))
@@ -90,7 +91,10 @@ def test_a_suite_on_a_two_worker_local_cluster(tmp_path: Path) -> None:
     assert "| gravity_error | coupler_gyro | error_ekf | crank |" in markdown_table(suite, table)
     page = write_report(suite, results, table, tmp_path / "report", "header")
     assert {p.name for p in page.parent.glob("*.png")} == {"track_gravity_error_coupler_gyro.png",
-                                                           "rmse_gravity_error.png"}
+                                                           "rmse_gravity_error.png", "gravity_gravity_error.png"}
+    smoother = next(r for r in results if r.cell.estimator == "smoother" and r.series is not None)
+    assert set(smoother.series.model) == {"gravity_error"} and len(smoother.series.model["gravity_error"]) == \
+        len(smoother.series.t)
     assert "error_ekf" in page.read_text()
 
 
