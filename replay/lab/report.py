@@ -128,11 +128,8 @@ def _figures(suite: Suite, results: Sequence[CellResult], table: Sequence[Row], 
             bottom.set_ylabel(f"|error of {name}|")
             bottom.set_xlabel("t [s]")
             bottom.grid(True, which="both", alpha=0.3)
-            file = f"track_{scenario.name}_{sensor_set}.png"
-            fig.tight_layout()
-            fig.savefig(out / file, dpi=90)
-            plt.close(fig)
-            figures.append((file, f"{scenario.name}, sensor set {sensor_set}: {name} and its error"))
+            figures.append(_saved(fig, plt, out / f"track_{scenario.name}_{sensor_set}.png",
+                                  f"{scenario.name}, sensor set {sensor_set}: {name} and its error"))
         figures += _model_figure(scenario, [r for r in first if r.cell.scenario == scenario.name], out, plt)
         estimators = list(dict.fromkeys(r.cell.estimator for r in results))
         sets = list(scenario.sensor_sets)
@@ -147,12 +144,17 @@ def _figures(suite: Suite, results: Sequence[CellResult], table: Sequence[Row], 
         axis.set_ylabel("q RMSE, whole run (worst scored)")
         axis.set_title(f"{scenario.name}: RMSE per estimator and sensor set")
         axis.legend(fontsize=8)
-        fig.tight_layout()
-        file = f"rmse_{scenario.name}.png"
-        fig.savefig(out / file, dpi=90)
-        plt.close(fig)
-        figures.append((file, f"{scenario.name}: q RMSE per estimator and sensor set"))
+        figures.append(_saved(fig, plt, out / f"rmse_{scenario.name}.png",
+                              f"{scenario.name}: q RMSE per estimator and sensor set"))
     return figures
+
+
+def _saved(fig, plt, path: Path, caption: str) -> tuple[str, str]:
+    """Write ``fig`` to ``path`` (PNG) and close it; (file name, caption) for the report."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path.name, caption
 
 
 def _model_figure(scenario: Scenario, results: Sequence[CellResult], out: Path, plt) -> list[tuple[str, str]]:
@@ -171,11 +173,8 @@ def _model_figure(scenario: Scenario, results: Sequence[CellResult], out: Path, 
     axis.set_ylabel("gravity error g")
     axis.set_title(f"{scenario.name}: the estimated relative gravity error (seed {carrying[0].cell.seed})")
     axis.legend(fontsize=8)
-    fig.tight_layout()
-    file = f"gravity_{scenario.name}.png"
-    fig.savefig(out / file, dpi=90)
-    plt.close(fig)
-    return [(file, f"{scenario.name}: the estimated gravity error against the scenario's")]
+    return [_saved(fig, plt, out / f"gravity_{scenario.name}.png",
+                   f"{scenario.name}: the estimated gravity error against the scenario's")]
 
 
 def write_report(suite: Suite, results: Sequence[CellResult], table: Sequence[Row], out: Path, header: str) -> Path:
