@@ -169,11 +169,19 @@ def independent_coordinates(mech: Mechanism, q: np.ndarray) -> list[int]:
 
 def suggested_independent(mech: Mechanism, q: np.ndarray, rank: int) -> list[int]:
     """The actuated coordinates when they are a valid independent set (as many as the degrees of
-    freedom, and the remaining columns of Φq keep its rank); otherwise a column-pivoted choice."""
+    freedom, and the remaining columns of Φq keep its rank); else the angles and what the points
+    leave over, when the points' columns alone reach the rank (an angle stays a good coordinate over
+    whole turns, a point's x or y is singular at its extremes); otherwise a column-pivoted choice."""
     actuated = sorted({a.coordinate for a in mech.actuators})
     if actuated and len(actuated) == mech.n - rank:
         dependent = [k for k in range(mech.n) if k not in actuated]
         jac = constraint_jacobian(mech, q)[:, dependent]
         if rank == 0 or np.linalg.matrix_rank(jac, tol=RANK_TOLERANCE * mech.n) == rank:
             return actuated
+    points = np.asarray(mech.point_coordinates, int)
+    if rank and len(points) >= rank:
+        picked = pivot_columns(constraint_jacobian(mech, q)[:, points], RANK_TOLERANCE)
+        if len(picked) == rank:
+            dependent = set(points[picked].tolist())
+            return [k for k in range(mech.n) if k not in dependent]
     return independent_coordinates(mech, q)

@@ -13,10 +13,12 @@ consecutive states:
                    (estimator.dynamics.step_rows, g as one more unknown force, on the column Q_g)
       kinematics:  [Φ_S; Φq_S q̇; Φq_S q̈ − γ_S]                          (its constraint block)
     process rows between steps (native, linear; estimator.factors.native):
-      Adams-Moulton of order p on q/q̇ and q̇/q̈ over x_{k+1−p} … x_k (estimator.factors.multistep),
+      Adams-Moulton of order p on z/ż and ż/z̈ over x_{k+1−p} … x_k (estimator.factors.multistep;
+      z = q[I] the independent coordinates, so the other columns stay inside their step's factor:
+      estimator.factors.reduced_state),
       F_k − F_{k−1} ~ N(0, K_F² h),  g_k − g_{k−1} ~ N(0, K_g² h),
       b_k − b_{k−1} ~ N(0, K_b² h) per sensor,
-      kinematics only: q̈_k − q̈_{k−1} ~ N(0, K_j² h) (white jerk, the constant-acceleration model).
+      kinematics only: z̈_k − z̈_{k−1} ~ N(0, K_j² h) (white jerk, the constant-acceleration model).
 """
 
 from __future__ import annotations
@@ -39,14 +41,32 @@ from estimator.model import Mechanism
 class EstimationLayout:
     """Where each block sits in x (see the module docstring). ``rows``: S; ``forces``: indices into
     mech.actuators of the unknown forces; ``bias``: bias size of each sensor (0 without bias state);
-    ``gravity``: whether x carries the gravity error g. The slices are cached: every step's factor
-    reads them."""
+    ``gravity``: whether x carries the gravity error g; ``independent``: the independent coordinates
+    z = q[I] that the process rows integrate (None: every coordinate, an unconstrained q). The
+    slices are cached: every step's factor reads them."""
 
     n: int
     rows: tuple[int, ...]
     forces: tuple[int, ...]
     bias: tuple[int, ...]
     gravity: bool = False
+    independent: tuple[int, ...] | None = None
+
+    @cached_property
+    def integrated(self) -> np.ndarray:
+        """I as an index array (every coordinate when ``independent`` is None)."""
+        return np.arange(self.n) if self.independent is None else np.asarray(self.independent, int)
+
+    @cached_property
+    def shared(self) -> np.ndarray:
+        """The columns the factors between steps touch, s = [z; ż; z̈; F; g; b] (estimator.factors.reduced_state)."""
+        picked = self.integrated
+        return np.concatenate((picked, self.n + picked, 2 * self.n + picked, np.arange(3 * self.n, self.lam.start)))
+
+    @cached_property
+    def local(self) -> np.ndarray:
+        """The other columns, [q, q̇, q̈ off I; λ]: only their own step's factor touches them."""
+        return np.setdiff1d(np.arange(self.size), self.shared)
 
     @cached_property
     def row_indices(self) -> np.ndarray:
@@ -74,7 +94,7 @@ class EstimationLayout:
 
     @cached_property
     def lam(self) -> slice:
-        """Last, so that the state without λ is a prefix (estimator.factors.state_split)."""
+        """Last, after every column the factors between steps may touch."""
         start = self.gravity_error.stop + sum(self.bias)
         return slice(start, start + len(self.rows))
 
@@ -117,11 +137,14 @@ def kinematic_rows(mech: Mechanism, rows: np.ndarray, layout: EstimationLayout, 
 
 
 def process_relation(layout: EstimationLayout, dt: float, order: int, integrator_sigmas: tuple[float, float],
-                     walks: Sequence[tuple[slice, float]]) -> LinearRelation:
-    """The native factor between x_{k+1−p} … x_k: Adams-Moulton rows of q and q̇ (σ ``integrator_sigmas``,
-    one for each) and random walks x_k[s] − x_{k−1}[s] with per-step σ for each (slice s, σ) of ``walks``."""
-    integrator = integrator_on_states(layout.stacked, partial(adams_moulton_error, order, dt), order)
-    columns = [np.arange(s.start, s.stop) for s, _ in walks]
+                     walks: Sequence[tuple[slice | np.ndarray, float]]) -> LinearRelation:
+    """The native factor between x_{k+1−p} … x_k: Adams-Moulton rows of z = q[I] and ż (σ
+    ``integrator_sigmas``, one for each) and random walks x_k[s] − x_{k−1}[s] with per-step σ for each
+    (columns s: a slice or indices, σ) of ``walks``."""
+    selection = np.eye(layout.n)[layout.integrated]
+    integrator = integrator_on_states(layout.stacked, partial(adams_moulton_error, order, dt, selection=selection),
+                                      order)
+    columns = [np.arange(layout.size)[s] for s, _ in walks]
     picked = np.concatenate(columns) if columns else np.zeros(0, int)
     pick = np.eye(layout.size)[picked]
 
@@ -136,13 +159,13 @@ def process_relation(layout: EstimationLayout, dt: float, order: int, integrator
             blocks[-1][-len(picked):] += pick
         return e, blocks
 
-    sigmas = np.concatenate([np.repeat(integrator_sigmas, layout.n)]
-                            + [np.full(s.stop - s.start, sigma) for s, sigma in walks])
+    sigmas = np.concatenate([np.repeat(integrator_sigmas, len(layout.integrated))]
+                            + [np.full(len(c), sigma) for c, (_, sigma) in zip(columns, walks)])
     return LinearRelation(gtsam.noiseModel.Diagonal.Sigmas(sigmas), [layout.size] * order, error)
 
 
-def prior_relation(layout: EstimationLayout, mean: np.ndarray, sigmas: np.ndarray) -> LinearRelation:
-    """x ~ N(mean, diag σ²) on one state (the start prior), as a native factor."""
-    identity = np.eye(layout.size)
-    return LinearRelation(gtsam.noiseModel.Diagonal.Sigmas(sigmas), [layout.size],
+def prior_relation(mean: np.ndarray, sigmas: np.ndarray) -> LinearRelation:
+    """x ~ N(mean, diag σ²) on one variable (the start prior), as a native factor."""
+    identity = np.eye(len(mean))
+    return LinearRelation(gtsam.noiseModel.Diagonal.Sigmas(sigmas), [len(mean)],
                           lambda x, jac=True: (x - mean, [identity] if jac else None))

@@ -68,19 +68,19 @@ class EstimatorConfig:
       ``constraint_sigma`` [m], ``velocity_constraint_sigma`` [m/s], ``acceleration_constraint_sigma``
       [m/s²]: σ of the rows Φ, Φq q̇ and Φq q̈ − γ. The linearization error of the velocity rows grows
       with δq δq̇ and that of the acceleration rows with δq̇², δq̇ the correction a step's readings make
-      to its predicted velocity: with too tight a σ the acceleration rows are off by more than their
-      σ at nearly every step and, linearized once, drive the window unstable (the figures:
-      configs/estimator/README.md).
-      The defaults keep that error within the rows' σ at the encoder and IMU rates of the examples.
-      ``integrator_sigma`` [m, m/s]: σ of the integrator rows (q/q̇ and q̇/q̈), at least their
+      to its predicted velocity; the dependent coordinates, eliminated inside the step
+      (estimator.factors.reduced_state), absorb it, and what reaches the independent coordinates is
+      checked (Solver, below).
+      ``integrator_sigma`` [m, m/s]: σ of the integrator rows (z/ż and ż/z̈), at least their
       truncation error.
-      ``acceleration_noise`` [m/s²/√Hz, rad/s²/√Hz]: density A of a white generalized acceleration
-      that the model does not explain (model error: masses, gravity, friction, discretization), the
-      process noise. Over a step h of the trapezoidal rule it leaves the velocity row a residual of
-      variance A² h and the position row one of A² h³/12, uncorrelated (∫ of the white noise and its
-      integral over the step); these are the rows' σ (with ``integrator_sigma`` as a floor). Without
-      it the window trusts the discrete model exactly and, with a weak sensor, drifts away from the
-      readings. 0: the model is exact.
+      ``acceleration_noise`` [m/s²/√Hz, rad/s²/√Hz]: density A of a white acceleration of each
+      independent coordinate z (the actuated coordinates when they are a valid set, else the angles:
+      ``mbstate check`` lists them) that the model does not explain (model error: masses, gravity,
+      friction, discretization), the process noise. Over a step h of the trapezoidal rule it leaves
+      the velocity row a residual of variance A² h and the position row one of A² h³/12,
+      uncorrelated (∫ of the white noise and its integral over the step); these are the rows' σ
+      (with ``integrator_sigma`` as a floor). 0: the model is exact, the readings only fix the
+      start (configs/estimator/README.md gives the trade-off).
     Start-up (estimator.online.startup)
       ``startup_span`` [s]: the readings of this much sensor time from the first one are fitted for the
       start state at the middle of the span, t0 (encoders: value, rate and acceleration); the grid starts
@@ -88,10 +88,11 @@ class EstimatorConfig:
       without the sensors that have not reported. ``initial_state``: values of named coordinates
       {name: value}, or the name of one of the mechanism file's ``configurations``, held while the
       mechanism file's configuration is assembled into the anchor q_a that the start-up solution
-      starts from (and stays on the branch of); without absolute sensors the start is q_a. ``position_sigma`` [m, rad], ``velocity_sigma`` [m/s, rad/s]: σ of the start prior on q
-      and q̇, centred on the start-up solution (q̈ and λ get ``free_sigma``, loose). When the
+      starts from (and stays on the branch of); without absolute sensors the start is q_a. ``position_sigma`` [m, rad], ``velocity_sigma`` [m/s, rad/s]: σ of the start prior on z
+      and ż, centred on the start-up solution (z̈ gets ``free_sigma``, loose; the dependent
+      coordinates and λ follow from the model rows). When the
       position sensors do not fix every degree of freedom at t0 (rank of [Φq; ∂h/∂q] below n: rate
-      sensors only), the start is a guess and its prior on q has ``guess_sigma`` [m, rad] instead.
+      sensors only), the start is a guess and its prior on z has ``guess_sigma`` [m, rad] instead.
     Solver
       ``relinearize_threshold``: null (default) — never relinearize: each step's factor is linearized
       once, at the step's prediction, and added as a native linear factor (no Python callback in

@@ -16,7 +16,7 @@ from estimator.dynamics.integrators import ADAMS_MOULTON
 from estimator.dynamics.prediction import HOLD, prediction_coefficients, prediction_matrices
 from estimator.factors.estimation_state import EstimationLayout, process_relation
 from estimator.factors.observation_stack import LinearizedStep, Observation
-from estimator.factors.state_split import SplitRelation, StateSplit
+from estimator.factors.reduced_state import ReducedState, StepRelation
 from estimator.online.config import EstimatorConfig
 from estimator.online.step_model import StepModel
 from sensors.base import Sensor
@@ -35,13 +35,13 @@ class DraftStep:
 class Drafter:
     """Predicts and drafts the steps of one estimator (its layout, grid step and integrator order)."""
 
-    def __init__(self, config: EstimatorConfig, layout: EstimationLayout, split: StateSplit, model: StepModel,
+    def __init__(self, config: EstimatorConfig, layout: EstimationLayout, reduced: ReducedState, model: StepModel,
                  sensors: Sequence[Sensor]) -> None:
-        self.config, self.layout, self.split, self.model = config, layout, split, model
+        self.config, self.layout, self.reduced, self.model = config, layout, reduced, model
         self.process = self._process_relations(sensors)
         self.prediction = self._prediction_matrices()
 
-    def _process_relations(self, sensors: Sequence[Sensor]) -> dict[int, SplitRelation]:
+    def _process_relations(self, sensors: Sequence[Sensor]) -> dict[int, StepRelation]:
         """Native process factors of orders 2 … integrator_order (the first steps use the lower ones)."""
         config, layout, h = self.config, self.layout, self.config.dt
         walks = [(layout.force, config.force_walk * np.sqrt(h))] if layout.forces else []
@@ -52,10 +52,10 @@ class Drafter:
                 walks.append((layout.bias_of(i), max(sensor.params.noise.bias_step_sigma(h), 1e-9)))
         if not config.dynamics:
             n = layout.n
-            walks.append((slice(2 * n, 3 * n), config.jerk_random_walk * np.sqrt(h)))
+            walks.append((2 * n + layout.integrated, config.jerk_random_walk * np.sqrt(h)))
         floor, noise = config.integrator_sigma, config.acceleration_noise
         sigmas = (float(np.hypot(floor, noise * h ** 1.5 / np.sqrt(12.0))), float(np.hypot(floor, noise * np.sqrt(h))))
-        return {p: self.split.relation(process_relation(layout, h, p, sigmas, walks))
+        return {p: self.reduced.relation(process_relation(layout, h, p, sigmas, walks))
                 for p in range(2, config.integrator_order + 1)}
 
     def _prediction_matrices(self) -> dict[int, np.ndarray]:
@@ -74,7 +74,7 @@ class Drafter:
         return terms[0] if len(terms) == 1 else sum(terms)
 
     def draft(self, k: int, guess: np.ndarray, observations: Sequence[Observation],
-              prior: SplitRelation) -> DraftStep:
+              prior: StepRelation) -> DraftStep:
         """Step k linearized at ``guess`` with its ``observations`` so far; its process factor on the
         steps before it (``prior`` at step 0)."""
         rows = LinearizedStep(self.model.rows, self.model.weights, guess)

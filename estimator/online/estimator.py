@@ -7,29 +7,32 @@ Time grid. Steps t_k = t0 + k h, h = 1/rate, in sensor time; t0 is set at start-
 processed once the newest sensor time reaches t_k + delay_steps·h (default half a step: the
 readings that attach to k have then arrived when stamps arrive in order).
 
-Graph per step (estimator.factors.estimation_state): one stacked state x_k = [q; q̇; q̈; F; b; λ] (as two
-variables, x_k without λ and λ, estimator.factors.state_split)
+Graph per step (estimator.factors.estimation_state): a stacked state x_k = [q; q̇; q̈; F; g; b; λ]
 with one factor holding the model rows (constraints and dynamics) AND the step's readings
-(estimator.factors.observation_stack), one native linear factor with the integrator and the random
-walks of F and b, and at step 0 a native prior from the start-up solution (estimator.online.startup).
-The step's factor is linearized at the step's prediction; without relinearization (the default,
-``relinearize_threshold`` null) it is added as that native linear factor, else as a Python factor
-that GTSAM can evaluate at a new linearization point. The native factor has no Python callback in GTSAM's
-update.
+(estimator.factors.observation_stack), one native linear factor with the integrator on the
+independent coordinates z = q[I] (the actuated coordinates when valid, else the angles:
+estimator.kinematics.suggested_independent) and the random walks of F, g and b, and at step 0 a
+native prior from the start-up solution (estimator.online.startup). Only s_k = [z; ż; z̈; F; g; b]
+is a GTSAM variable: the other columns (dependent q, q̇, q̈ and λ) meet their own step's factor
+alone and are eliminated from it before GTSAM sees it, and read back through the step's lift
+(estimator.factors.reduced_state). The step's factor is linearized at the step's prediction;
+without relinearization (the default, ``relinearize_threshold`` null) it is added as that native
+linear factor, else as a Python factor that GTSAM can evaluate at a new linearization point. The
+native factor has no Python callback in GTSAM's update.
 
 Relinearization. Without ``relinearize_threshold`` each step factor is linearized once; after an
 update the rows of the window's newest and oldest steps are evaluated at their estimates (the newest
 moves most with its readings; the oldest is frozen into the marginal next, after the later readings
-smoothed it), and where either differs from its linearization by more than
-``linearization_tolerance`` (in σ of the rows) the window's step factors that far off are swapped,
-in GTSAM, for ones linearized at the window's estimate and the update is repeated (at most
-``max_relinearizations`` times): Gauss-Newton while the estimate is far from the readings
-(start-up, a jump), two evaluations per update once it tracks.
+smoothed it), and where the part of their linearization error that reaches s (what the eliminated
+columns do not absorb) exceeds ``linearization_tolerance`` (in σ of the rows) the window's step
+factors that far off are swapped, in GTSAM, for ones linearized at the window's estimate and the
+update is repeated (at most ``max_relinearizations`` times): Gauss-Newton while the estimate is far
+from the readings (start-up, a jump), two evaluations per update once it tracks.
 
 Process noise. The integrator rows carry the white acceleration the model does not explain
-(``acceleration_noise`` A: σ A√h on q̇, A h^1.5/√12 on q, estimator.online.config), so the readings
+(``acceleration_noise`` A: σ A√h on ż, A h^1.5/√12 on z, estimator.online.config), so the readings
 can pull the trajectory off the discrete model's; a start the position sensors do not fix gets the
-wide ``guess_sigma`` prior on q (estimator.online.startup.determines_position).
+wide ``guess_sigma`` prior on z (estimator.online.startup.determines_position).
 
 Steps drafted ahead. Once the estimates of an update are out (at the next ``add``), the steps of the
 next update (one, or c when coalescing, see Load) are drafted: each one's initial guess predicted
@@ -106,8 +109,8 @@ from estimator.factors.frozen import FreezeSwitch, freezable
 from estimator.factors.keys import X, TimeGrid
 from estimator.factors.native import linearized_factor
 from estimator.factors.observation_stack import LinearizedStep, Observation, SensorTerm, sensor_term, stacked_step_error
-from estimator.factors.state_split import StateSplit
-from estimator.kinematics import AssemblyError
+from estimator.factors.reduced_state import Lift, ReducedState, StepRelation, Unresolved
+from estimator.kinematics import AssemblyError, suggested_independent
 from estimator.model import Mechanism
 from estimator.online.config import EstimatorConfig
 from estimator.online.drafting import Drafter, DraftStep
@@ -145,14 +148,15 @@ class OnlineEstimator:
         dynamics = config.dynamics
         self.layout = EstimationLayout(mech.n, rows if dynamics else (), forces if dynamics else (),
                                        tuple(s.dimension if s.params.bias_state else 0 for s in sensors.sensors),
-                                       gravity=dynamics and config.gravity_sigma is not None)
+                                       gravity=dynamics and config.gravity_sigma is not None,
+                                       independent=tuple(suggested_independent(mech, assembled, len(rows))))
         self.terms: dict[str, SensorTerm | None] = {
             s.params.name: sensor_term(s, i, self.layout, mech.m, len(mech.actuators))
             for i, s in enumerate(sensors.sensors)}
         self.force_coordinates = [mech.actuators[j].coordinate for j in forces]
         self.model = step_model(mech, self.layout, config, rows, self.force_coordinates)
-        self.split = StateSplit(self.layout)
-        self.drafter = Drafter(config, self.layout, self.split, self.model, sensors.sensors)
+        self.reduced = ReducedState(self.layout)
+        self.drafter = Drafter(config, self.layout, self.reduced, self.model, sensors.sensors)
         self._freeze = FreezeSwitch()
         self._unit: dict[int, gtsam.noiseModel.Base] = {}
         self._counters: dict[str, int] = dict.fromkeys(COUNTERS, 0)
@@ -205,6 +209,7 @@ class OnlineEstimator:
         self.states: dict[int, np.ndarray] = {}  # solved states of the window's last steps, guesses beyond
         self._prior = None
         self._window: dict[int, tuple[LinearizedStep, int]] = {}  # native step factors: rows and GTSAM slot
+        self._lifts: dict[int, Lift] = {}  # x(s) of the steps in the window (estimator.factors.reduced_state)
         self.observability: ObservabilityReport | None = None  # set at start-up (estimator.online.observability)
         self.smoother = FixedLagSmoother(SmootherOptions(
             lag=self.config.lag, factorization=self.config.factorization,
@@ -296,7 +301,8 @@ class OnlineEstimator:
         fixing = [self.terms[name].sensor for name in position_motions(by_sensor, self.terms, t0)]
         if not determines_position(self.mech, x0[:self.layout.n], fixing):
             sigmas[:self.layout.n] = self.config.guess_sigma
-        self._prior = self.split.relation(prior_relation(self.layout, x0, sigmas))
+        shared = self.layout.shared
+        self._prior = StepRelation(prior_relation(x0[shared], sigmas[shared]))
         self.observability = observability(self.mech, self.sensors, self.layout, self.config, x0)
         if not self.observability.observable:
             log.warning("start-up at t = %.6f s: %s", t0, self.observability.summary())
@@ -334,21 +340,24 @@ class OnlineEstimator:
         return self._unit[rows]
 
     def _step_factor(self, step: int, rows: LinearizedStep) -> gtsam.NonlinearFactor:
-        """The factor of a step's model rows and readings: linearized at ``rows.x0``, as a native factor
-        when the estimator never relinearizes, else a Python factor that knows that linearization."""
+        """The factor of a step's model rows and readings on its s, the dependent columns eliminated
+        (estimator.factors.reduced_state; the step's lift kept): linearized at ``rows.x0``, as a native
+        factor when the estimator never relinearizes, else a Python factor that knows that linearization."""
         error, [jacobian] = linearization = rows.linearization()
-        noise, split = self._noise(len(error)), self.split
+        reduced, block, self._lifts[step] = self.reduced.reduce(rows.x0, error, jacobian)
+        noise, key = self._noise(len(reduced)), X(step)
         if self.config.relinearize_threshold is None:
-            return linearized_factor(noise, split.keys(step), split.split(rows.x0), error, split.columns(jacobian))
+            return linearized_factor(noise, [key], [rows.x0[self.layout.shared]], reduced, [block])
         function = freezable(rows.error_function(), self._freeze, (rows.x0, linearization))
-        return gtsam_factor(noise, split.keys(step), split.function(function))
+        known = (rows.x0[self.layout.shared], reduced, block)
+        return gtsam_factor(noise, [key], self.reduced.eliminating(function, self._lifts, step, known))
 
     def _late_factor(self, step: int, observations: list[Observation]) -> gtsam.CustomFactor:
-        """The Python factor of the late readings of a step in the window."""
+        """The Python factor of the late readings of a step in the window, through the step's lift."""
         rows = sum(o.term.sensor.dimension for o in observations)
         error = stacked_step_error(None, None, observations)
-        return gtsam_factor(self._noise(rows), self.split.keys(step),
-                            self.split.function(freezable(error, self._freeze)))
+        return gtsam_factor(self._noise(rows), [X(step)],
+                            self.reduced.through(freezable(error, self._freeze), self._lifts[step]))
 
     def _draft_step(self, k: int) -> DraftStep:
         """Step k made ready (drafting.DraftStep): guessed from the states before it, which are solved
@@ -363,29 +372,29 @@ class OnlineEstimator:
         level = self.governor.level
         graph, values, stamps = gtsam.NonlinearFactorGraph(), gtsam.Values(), {}
         drafts = []
-        for k in group:
-            draft = self.readings.due(k, self._draft_step)
-            drafts.append(draft)
-            graph.add(self._step_factor(k, draft.rows))
-            graph.add(draft.process)
-            for key, value in zip(self.split.keys(k), self.split.split(draft.rows.x0)):
-                values.insert(key, value)
-                stamps[key] = float(k)
-        for step, observations in self.readings.take_late().items():
-            graph.add(self._late_factor(step, observations))
         solver_recoveries = self.smoother.recoveries
         newest = group[-1]
         oldest = max(0, min(group[0], newest + 1 - self.config.integrator_order))  # outputs, next prediction
         kept = range(oldest, newest + 1)
         try:
-            solved = self._solved(self.smoother.update_for(graph, values, stamps, self._keys(kept)))
+            for k in group:
+                draft = self.readings.due(k, self._draft_step)
+                drafts.append(draft)
+                graph.add(self._step_factor(k, draft.rows))
+                graph.add(draft.process)
+                values.insert(X(k), draft.rows.x0[self.layout.shared])
+                stamps[X(k)] = float(k)
+            for step, observations in self.readings.take_late().items():
+                graph.add(self._late_factor(step, observations))
+            solved = self._solved(kept, self.smoother.update_for(graph, values, stamps, self._keys(kept)))
             self._track_step_factors(drafts, solver_recoveries)
             solved = self._relinearize(kept, solved)
             self._check_plausible(solved[len(kept) - len(group):])
-        except SolverFailure as exc:
+        except (SolverFailure, Unresolved) as exc:
             return self._reinitialize(group, exc)
         # the states kept (solved), and the guesses of any steps drafted beyond this update
         self.states = {j: x for j, x in self.states.items() if j > newest} | dict(zip(kept, solved))
+        self._lifts = {j: lift for j, lift in self._lifts.items() if j >= newest - self.config.lag - 1}
         self._next = newest + 1
         outputs = [self._output(k) for k in group]
         share = (self.clock() - start) / len(group)
@@ -413,7 +422,7 @@ class OnlineEstimator:
             if not off <= IMPLAUSIBLE:
                 raise SolverFailure(f"an estimate off its model rows by {off:.3g} σ")
 
-    def _reinitialize(self, group: range, exc: SolverFailure) -> list[StepEstimate]:
+    def _reinitialize(self, group: range, exc: SolverFailure | Unresolved) -> list[StepEstimate]:
         """The solver failed on the steps of ``group`` (none of them is published): back to start-up,
         from the readings that arrive next, with reason ``reinitialized``."""
         log.warning("steps %d–%d at t = %.6f s: %s; re-initializing from the next readings", group[0], group[-1],
@@ -446,18 +455,18 @@ class OnlineEstimator:
             if not self._window:
                 break
             ends = {kept[-1]: solved[-1], min(self._window): None}
-            if all(self._window[k][0].linearization_error(self.estimate(k) if x is None else x) <= tolerance
+            if all(self._linearization_error(k, self.estimate(k) if x is None else x) <= tolerance
                    for k, x in ends.items() if k in self._window):
                 break
             graph, remove, moved = gtsam.NonlinearFactorGraph(), [], []
             for k, (rows, slot) in self._window.items():
                 x = self.estimate(k)
-                if rows.linearization_error(x) > tolerance:
+                if self._linearization_error(k, x) > tolerance:
                     moved.append((k, rows.at(x)))
                     remove.append(slot)
                     graph.add(self._step_factor(k, moved[-1][1]))
             recoveries = self.smoother.recoveries
-            solved = self._solved(self.smoother.replace_factors(remove, graph, self._keys(kept)))
+            solved = self._solved(kept, self.smoother.replace_factors(remove, graph, self._keys(kept)))
             if self.smoother.recoveries > recoveries:
                 self._window = {}
                 break
@@ -466,18 +475,24 @@ class OnlineEstimator:
             self._counters["relinearizations"] += 1
         return solved
 
+    def _linearization_error(self, k: int, x: np.ndarray) -> float:
+        """How far the linearization of step k's factor is off at x, in σ: on the rows left on s once d
+        is eliminated (estimator.factors.reduced_state; what d absorbs moves only d, along the lift)."""
+        rows = self._window[k][0]
+        return float(np.max(np.abs(self._lifts[k].remaining(rows.linearization_residual(x))), initial=0.0))
+
     def estimate(self, k: int) -> np.ndarray:
         """The smoother's current estimate of step k's stacked state (k in the window)."""
-        return self.split.join([self.smoother.estimate(key) for key in self.split.keys(k)])
+        return self._lifts[k](self.smoother.estimate(X(k)))
 
-    def _keys(self, steps: range) -> list[int]:
+    @staticmethod
+    def _keys(steps: range) -> list[int]:
         """The keys of the states of ``steps``."""
-        return [key for k in steps for key in self.split.keys(k)]
+        return [X(k) for k in steps]
 
-    def _solved(self, vectors: list[np.ndarray]) -> list[np.ndarray]:
-        """The stacked states from the estimates of their keys, in the order of ``_keys``."""
-        parts = self.split.parts
-        return [self.split.join(vectors[i:i + parts]) for i in range(0, len(vectors), parts)]
+    def _solved(self, steps: range, vectors: list[np.ndarray]) -> list[np.ndarray]:
+        """The stacked states of ``steps`` from the estimates of their s."""
+        return [self._lifts[k](s) for k, s in zip(steps, vectors)]
 
     def _output(self, k: int) -> tuple:
         """(q, q̇, q̈, forces, λ, sigma, model) of step k from its estimate."""
@@ -493,7 +508,7 @@ class OnlineEstimator:
         forces = {name: float(v) for name, v in zip(self.config.unknown_forces, values)}
         sigma = None
         if self.config.publish_sigmas and self.governor.level == 0:
-            std = np.sqrt(np.diag(self.smoother.marginal_covariance(X(k))))  # x without λ, its prefix
+            std = np.sqrt(self._lifts[k].variances(self.smoother.marginal_covariance(X(k))))
             sigma = {"q": std[:n], "qd": std[n:2 * n], "forces": std[layout.force]}
         model = {"gravity_error": float(x[layout.gravity_error][0])} if layout.gravity else {}
         return q, qd, qdd, forces, lam, sigma, model

@@ -60,7 +60,7 @@ def run(kind: str, config: EstimatorConfig, t_end: float = 4.0) -> tuple[np.ndar
 
 @pytest.mark.parametrize("kind", SENSORS)
 def test_the_gravity_error_is_estimated_and_the_angle_follows(kind: str) -> None:
-    base = EstimatorConfig(rate=RATE, lag=50, acceleration_noise=0.1)
+    base = EstimatorConfig(rate=RATE, lag=50, acceleration_noise=0.01)
     t, without, none = run(kind, base)
     t_g, with_state, gravity = run(kind, dataclasses.replace(base, gravity_sigma=0.2))
     assert set(none) == {None} and abs(gravity[-1] - TRUE_ERROR) < 0.01

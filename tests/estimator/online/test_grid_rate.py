@@ -38,4 +38,4 @@ def crank_rmse(rate: float) -> float:
 
 def test_a_grid_at_the_sensor_rate_stays_within_three_times_the_fine_grid() -> None:
     fine, coarse = crank_rmse(1000.0), crank_rmse(200.0)
-    assert fine < 2e-3 and coarse < 3 * fine
+    assert fine < 2.5e-3 and coarse < 3 * fine

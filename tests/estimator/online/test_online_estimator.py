@@ -86,11 +86,9 @@ def test_the_prediction_satisfies_the_process_relation(order: int) -> None:
     est = estimator(dataclasses.replace(CONFIG, integrator_order=order))
     rng = np.random.default_rng(3)
     est.states = {j: rng.normal(size=est.layout.size) for j in range(4)}
-    split = est.drafter.process[order]  # a SplitRelation: on the variables of each state that it involves
+    relation = est.drafter.process[order].relation  # on the shared columns s of each state
     states = [est.states[j] for j in range(4 - order, 3)] + [est.drafter.predict(3, est.states)]
-    parts = [part for x in states for part in est.split.split(x)]
-    used = [part for part, involved in zip(parts, split.used) if involved]
-    residual = sum(block @ x for block, x in zip(split.relation.blocks, used)) - split.relation.rhs
+    residual = sum(block @ x[est.layout.shared] for block, x in zip(relation.blocks, states)) - relation.rhs
     assert np.max(np.abs(residual)) < 1e-12
 
 
