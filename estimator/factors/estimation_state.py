@@ -1,9 +1,9 @@
 """The stacked state of the online estimator and its process-model factors.
 
-x_k = [q (n); q̇ (n); q̈ (n); F (a); g (0 or 1); b (nb); λ (|S|)]: λ on an independent subset S of
-the constraint rows (dynamics only), F the unknown actuator forces (dynamics only), g the relative
-error of the model's gravity (optional, dynamics only: the model's gravity force Q_g becomes
-(1 + g) Q_g), b the biases of the sensors with ``bias_state`` (each sensor's d entries, in sensor
+x_k = [q (n); q̇ (n); q̈ (n); F (a); g (0 or 1); Ḟ (0 or a); b (nb); λ (|S|)]: λ on an independent
+subset S of the constraint rows (dynamics only), F the unknown actuator forces (dynamics only), g
+the relative error of the model's gravity (optional, dynamics only: the model's gravity force Q_g
+becomes (1 + g) Q_g), Ḟ the rates of F (the smooth force model), b the biases of the sensors with ``bias_state`` (each sensor's d entries, in sensor
 order). One variable per step keeps GTSAM's bookkeeping small (estimator.factors.stacked_state); F,
 g and b ride in it, so their random walks join the integrators in one native factor between
 consecutive states:
@@ -16,7 +16,9 @@ consecutive states:
       Adams-Moulton of order p on z/ż and ż/z̈ over x_{k+1−p} … x_k (estimator.factors.multistep;
       z = q[I] the independent coordinates, so the other columns stay inside their step's factor:
       estimator.factors.reduced_state),
-      F_k − F_{k−1} ~ N(0, K_F² h),  g_k − g_{k−1} ~ N(0, K_g² h),
+      F_k − F_{k−1} ~ N(0, K_F² h) (the force walk), or for smooth forces
+      F_k − F_{k−1} − h/2 (Ḟ_{k−1} + Ḟ_k) ~ N(0, J² h³/12) and Ḟ_k − Ḟ_{k−1} ~ N(0, J² h),
+      g_k − g_{k−1} ~ N(0, K_g² h),
       b_k − b_{k−1} ~ N(0, K_b² h) per sensor,
       kinematics only: z̈_k − z̈_{k−1} ~ N(0, K_j² h) (white jerk, the constant-acceleration model).
 """
@@ -42,8 +44,9 @@ class EstimationLayout:
     """Where each block sits in x (see the module docstring). ``rows``: S; ``forces``: indices into
     mech.actuators of the unknown forces; ``bias``: bias size of each sensor (0 without bias state);
     ``gravity``: whether x carries the gravity error g; ``independent``: the independent coordinates
-    z = q[I] that the process rows integrate (None: every coordinate, an unconstrained q). The
-    slices are cached: every step's factor reads them."""
+    z = q[I] that the process rows integrate (None: every coordinate, an unconstrained q);
+    ``force_rates``: whether x carries Ḟ, the rates of the unknown forces (the smooth force model).
+    The slices are cached: every step's factor reads them."""
 
     n: int
     rows: tuple[int, ...]
@@ -51,6 +54,7 @@ class EstimationLayout:
     bias: tuple[int, ...]
     gravity: bool = False
     independent: tuple[int, ...] | None = None
+    force_rates: bool = False
 
     @cached_property
     def integrated(self) -> np.ndarray:
@@ -87,15 +91,20 @@ class EstimationLayout:
         """[F, g]: the columns of the unknown forces of the dynamics rows."""
         return slice(self.force.start, self.gravity_error.stop)
 
+    @cached_property
+    def force_rate(self) -> slice:
+        """The columns of Ḟ (empty without them), after [F, g]."""
+        return slice(self.gravity_error.stop, self.gravity_error.stop + len(self.forces) * self.force_rates)
+
     def bias_of(self, sensor: int) -> slice:
         """Columns of the bias of sensor number ``sensor``."""
-        start = self.gravity_error.stop + sum(self.bias[:sensor])
+        start = self.force_rate.stop + sum(self.bias[:sensor])
         return slice(start, start + self.bias[sensor])
 
     @cached_property
     def lam(self) -> slice:
         """Last, after every column the factors between steps may touch."""
-        start = self.gravity_error.stop + sum(self.bias)
+        start = self.force_rate.stop + sum(self.bias)
         return slice(start, start + len(self.rows))
 
     @cached_property
@@ -137,10 +146,12 @@ def kinematic_rows(mech: Mechanism, rows: np.ndarray, layout: EstimationLayout, 
 
 
 def process_relation(layout: EstimationLayout, dt: float, order: int, integrator_sigmas: tuple[float, float],
-                     walks: Sequence[tuple[slice | np.ndarray, float]]) -> LinearRelation:
+                     walks: Sequence[tuple[slice | np.ndarray, float]],
+                     trapezoids: Sequence[tuple[slice, slice, float]] = ()) -> LinearRelation:
     """The native factor between x_{k+1−p} … x_k: Adams-Moulton rows of z = q[I] and ż (σ
-    ``integrator_sigmas``, one for each) and random walks x_k[s] − x_{k−1}[s] with per-step σ for each
-    (columns s: a slice or indices, σ) of ``walks``."""
+    ``integrator_sigmas``, one for each), random walks x_k[s] − x_{k−1}[s] with per-step σ for each
+    (columns s: a slice or indices, σ) of ``walks``, and trapezoidal rows
+    x_k[v] − x_{k−1}[v] − h/2 (x_{k−1}[r] + x_k[r]) with σ for each (v, r, σ) of ``trapezoids``."""
     selection = np.eye(layout.n)[layout.integrated]
     integrator = integrator_on_states(layout.stacked, partial(adams_moulton_error, order, dt, selection=selection),
                                       order)
@@ -148,19 +159,26 @@ def process_relation(layout: EstimationLayout, dt: float, order: int, integrator
     picked = np.concatenate(columns) if columns else np.zeros(0, int)
     pick = np.eye(layout.size)[picked]
 
+    identity = np.eye(layout.size)
+    values = np.vstack([identity[v] for v, _, _ in trapezoids]) if trapezoids else np.zeros((0, layout.size))
+    rates = np.vstack([identity[r] for _, r, _ in trapezoids]) if trapezoids else np.zeros((0, layout.size))
+    previous = np.vstack((-pick, -values - 0.5 * dt * rates))  # the rows after the integrator's, on x_{k−1}
+    current = np.vstack((pick, values - 0.5 * dt * rates))
+
     def error(*states: np.ndarray, jac: bool = True) -> tuple[np.ndarray, list[np.ndarray] | None]:
         e, blocks = integrator(*states, jac=jac)
-        e = np.concatenate((e, pick @ (states[-1] - states[-2])))
+        e = np.concatenate((e, previous @ states[-2] + current @ states[-1]))
         if not jac:
             return e, None
-        if len(picked):
-            blocks = [np.vstack((b, np.zeros((len(picked), layout.size)))) for b in blocks]
-            blocks[-2][-len(picked):] -= pick
-            blocks[-1][-len(picked):] += pick
+        if len(previous):
+            blocks = [np.vstack((b, np.zeros((len(previous), layout.size)))) for b in blocks]
+            blocks[-2][-len(previous):] += previous
+            blocks[-1][-len(previous):] += current
         return e, blocks
 
     sigmas = np.concatenate([np.repeat(integrator_sigmas, len(layout.integrated))]
-                            + [np.full(len(c), sigma) for c, (_, sigma) in zip(columns, walks)])
+                            + [np.full(len(c), sigma) for c, (_, sigma) in zip(columns, walks)]
+                            + [np.full(v.stop - v.start, sigma) for v, _, sigma in trapezoids])
     return LinearRelation(gtsam.noiseModel.Diagonal.Sigmas(sigmas), [layout.size] * order, error)
 
 

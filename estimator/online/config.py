@@ -18,8 +18,10 @@ from estimator.section import Section
 from estimator.smoother import FACTORIZATIONS
 
 KINDS = ("smoother", "error_ekf", "ukf")
+FORCE_MODELS = ("walk", "smooth")
 FORCE_RATE_TIME = 0.0625  # [s]: K = √T × force_rate (EstimatorConfig, Unknown inputs)
 # largest values of the keys with a natural bound (every other number: estimator.section.LIMIT in magnitude)
+CHOICES = {"kind": KINDS, "factorization": FACTORIZATIONS, "force_model": FORCE_MODELS}  # keys that take a name
 NULLABLE = ("relinearize_threshold", "force_rate", "outlier_gate", "gravity_sigma")  # keys that take null
 MAXIMA = {"rate": 1e6, "lag": 100_000, "max_relinearizations": 100, "max_coalesce": 10_000,
           "recover_steps": 10_000_000, "max_pending": 10_000_000, "startup_timeout": 3600.0,
@@ -53,7 +55,11 @@ class EstimatorConfig:
       (≈ range × angular frequency of the motion); then K = ``FORCE_RATE_TIME``^½ × force_rate, a
       random walk that over FORCE_RATE_TIME changes by what the force does (the README gives the
       trade-off it balances: noise from a larger K, lag from a smaller). ``force_sigma`` [N or N·m]:
-      σ of their start prior.
+      σ of their start prior. ``force_model``: ``smooth`` (default: F and its rate Ḟ in the
+      state, Ḟ a random walk of density J = K / FORCE_RATE_TIME and F the trapezoidal integral of
+      Ḟ, a force that changes smoothly, followed without a walk's lag; the start prior of Ḟ has σ
+      3 K/√FORCE_RATE_TIME, three times the rms rate) or ``walk`` (F itself a random walk of
+      density K).
       ``gravity_sigma`` [1]: with a number, the state carries g, the relative error of the model's
       gravity (the equations of motion use (1 + g) Q_g, Q_g the model's gravity force), with a start
       prior N(0, gravity_sigma²) and a random walk of density ``gravity_random_walk`` [1/√s]; the
@@ -132,6 +138,7 @@ class EstimatorConfig:
     force_random_walk: float = 5.0
     force_rate: float | None = None
     force_sigma: float = 100.0
+    force_model: str = "smooth"
     gravity_sigma: float | None = None
     gravity_random_walk: float = 1e-3
     dynamics: bool = True
@@ -179,6 +186,7 @@ class EstimatorConfig:
                    "null or at least 0"),
                   ("factorization", self.factorization in FACTORIZATIONS, f"one of {', '.join(FACTORIZATIONS)}"),
                   ("kind", self.kind in KINDS, f"one of {', '.join(KINDS)}"),
+                  ("force_model", self.force_model in FORCE_MODELS, f"one of {', '.join(FORCE_MODELS)}"),
                   ("max_relinearizations", self.max_relinearizations >= 0, "at least 0"),
                   ("acceleration_noise", self.acceleration_noise >= 0.0, "at least 0"),
                   ("force_rate", self.force_rate is None or self.force_rate > 0.0, "null or a positive number"),
@@ -204,6 +212,11 @@ class EstimatorConfig:
         return self.force_random_walk if self.force_rate is None else np.sqrt(FORCE_RATE_TIME) * self.force_rate
 
     @property
+    def force_rate_walk(self) -> float:
+        """J, the random-walk density of Ḟ in the smooth force model: K / FORCE_RATE_TIME."""
+        return self.force_walk / FORCE_RATE_TIME
+
+    @property
     def dt(self) -> float:
         """Grid step [s]."""
         return 1.0 / self.rate
@@ -226,7 +239,7 @@ class EstimatorConfig:
             elif isinstance(default, bool):
                 values[name] = section.flag(name, default)
             elif isinstance(default, str):
-                values[name] = section.choice(name, KINDS if name == "kind" else FACTORIZATIONS, default)
+                values[name] = section.choice(name, CHOICES[name], default)
             elif isinstance(default, int):
                 number = section.number(name, default)
                 if number != int(number):

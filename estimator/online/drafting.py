@@ -44,7 +44,13 @@ class Drafter:
     def _process_relations(self, sensors: Sequence[Sensor]) -> dict[int, StepRelation]:
         """Native process factors of orders 2 … integrator_order (the first steps use the lower ones)."""
         config, layout, h = self.config, self.layout, self.config.dt
-        walks = [(layout.force, config.force_walk * np.sqrt(h))] if layout.forces else []
+        walks, trapezoids = [], []
+        if layout.force_rates:  # the smooth force model: F the integral of Ḟ, Ḟ a random walk
+            rate_walk = config.force_rate_walk
+            walks.append((layout.force_rate, rate_walk * np.sqrt(h)))
+            trapezoids.append((layout.force, layout.force_rate, max(rate_walk * h ** 1.5 / np.sqrt(12.0), 1e-9)))
+        elif layout.forces:
+            walks.append((layout.force, config.force_walk * np.sqrt(h)))
         if layout.gravity:
             walks.append((layout.gravity_error, max(config.gravity_random_walk * np.sqrt(h), 1e-9)))
         for i, sensor in enumerate(sensors):
@@ -55,20 +61,25 @@ class Drafter:
             walks.append((2 * n + layout.integrated, config.jerk_random_walk * np.sqrt(h)))
         floor, noise = config.integrator_sigma, config.acceleration_noise
         sigmas = (float(np.hypot(floor, noise * h ** 1.5 / np.sqrt(12.0))), float(np.hypot(floor, noise * np.sqrt(h))))
-        return {p: self.reduced.relation(process_relation(layout, h, p, sigmas, walks))
+        return {p: self.reduced.relation(process_relation(layout, h, p, sigmas, walks, trapezoids))
                 for p in range(2, config.integrator_order + 1)}
 
     def _prediction_matrices(self) -> dict[int, np.ndarray]:
         """For each integrator order p, the P_i with x_k = Σ_i P_i x_{k+1−p+i} (i = 0 … p−2): the
         prediction of estimator.dynamics.prediction with the Adams–Moulton weights of order p, q̈, λ,
-        F and b held from x_{k−1}. As matrices: one product a step."""
-        n, size, h = self.layout.n, self.layout.size, self.config.dt
-        return {order: prediction_matrices(prediction_coefficients(h * ADAMS_MOULTON[order], HOLD), n, size)
-                for order in range(2, self.config.integrator_order + 1)}
+        Ḟ and b held from x_{k−1}, and F moved on by h Ḟ_{k−1} (the smooth force model's trapezoid
+        with Ḟ held). As matrices: one product a step."""
+        layout, h = self.layout, self.config.dt
+        matrices = {order: prediction_matrices(prediction_coefficients(h * ADAMS_MOULTON[order], HOLD), layout.n,
+                                               layout.size)
+                    for order in range(2, self.config.integrator_order + 1)}
+        if layout.force_rates:
+            for last in (p[-1] for p in matrices.values()):
+                last[layout.force, layout.force_rate] += h * np.eye(len(layout.forces))
+        return matrices
 
     def predict(self, k: int, states: dict[int, np.ndarray]) -> np.ndarray:
-        """x_k from x_{k−1}, … in ``states``: q̈, λ, F, b held, q̇ and q by the integrator weights
-        (``_prediction_matrices``)."""
+        """x_k from x_{k−1}, … in ``states`` (``_prediction_matrices``)."""
         order = min(self.config.integrator_order, k + 1)
         terms = [matrix @ states[j] for matrix, j in zip(self.prediction[order], range(k + 1 - order, k))]
         return terms[0] if len(terms) == 1 else sum(terms)

@@ -112,7 +112,7 @@ from estimator.factors.observation_stack import LinearizedStep, Observation, Sen
 from estimator.factors.reduced_state import Lift, ReducedState, StepRelation, Unresolved
 from estimator.kinematics import AssemblyError, suggested_independent
 from estimator.model import Mechanism
-from estimator.online.config import EstimatorConfig
+from estimator.online.config import FORCE_RATE_TIME, EstimatorConfig
 from estimator.online.drafting import Drafter, DraftStep
 from estimator.online.governor import LoadGovernor
 from estimator.online.interface import COUNTERS, RESTARTS, StepEstimate
@@ -149,7 +149,8 @@ class OnlineEstimator:
         self.layout = EstimationLayout(mech.n, rows if dynamics else (), forces if dynamics else (),
                                        tuple(s.dimension if s.params.bias_state else 0 for s in sensors.sensors),
                                        gravity=dynamics and config.gravity_sigma is not None,
-                                       independent=tuple(suggested_independent(mech, assembled, len(rows))))
+                                       independent=tuple(suggested_independent(mech, assembled, len(rows))),
+                                       force_rates=config.force_model == "smooth")
         self.terms: dict[str, SensorTerm | None] = {
             s.params.name: sensor_term(s, i, self.layout, mech.m, len(mech.actuators))
             for i, s in enumerate(sensors.sensors)}
@@ -326,6 +327,7 @@ class OnlineEstimator:
         sigmas[:n] = config.position_sigma
         sigmas[n:2 * n] = config.velocity_sigma
         sigmas[layout.force] = config.force_sigma
+        sigmas[layout.force_rate] = 3.0 * config.force_walk / np.sqrt(FORCE_RATE_TIME)
         if layout.gravity:
             sigmas[layout.gravity_error] = config.gravity_sigma
         for i, sensor in enumerate(self.sensors.sensors):

@@ -79,11 +79,13 @@ def without_loss(term):
     return dataclasses.replace(term, sensor=sensor)
 
 
+@pytest.mark.parametrize("model", ["walk", "smooth"])
 @pytest.mark.parametrize("order", [2, 3])
-def test_the_prediction_satisfies_the_process_relation(order: int) -> None:
-    """x_k predicted from random past states (q̈, λ, F, b held) makes every row of the native process
-    factor vanish: its Adams-Moulton rows and its random walks, an independent formulation."""
-    est = estimator(dataclasses.replace(CONFIG, integrator_order=order))
+def test_the_prediction_satisfies_the_process_relation(order: int, model: str) -> None:
+    """x_k predicted from random past states (q̈, λ, Ḟ or F, b held; F moved on by h Ḟ) makes every
+    row of the native process factor vanish: its Adams-Moulton rows, its random walks and the
+    smooth force model's trapezoid, an independent formulation."""
+    est = estimator(dataclasses.replace(CONFIG, integrator_order=order, force_model=model))
     rng = np.random.default_rng(3)
     est.states = {j: rng.normal(size=est.layout.size) for j in range(4)}
     relation = est.drafter.process[order].relation  # on the shared columns s of each state
