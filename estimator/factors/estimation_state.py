@@ -17,7 +17,8 @@ consecutive states:
       z = q[I] the independent coordinates, so the other columns stay inside their step's factor:
       estimator.factors.reduced_state),
       F_k − F_{k−1} ~ N(0, K_F² h) (the force walk), or for smooth forces
-      F_k − F_{k−1} − h/2 (Ḟ_{k−1} + Ḟ_k) ~ N(0, J² h³/12) and Ḟ_k − Ḟ_{k−1} ~ N(0, J² h),
+      F_k − F_{k−1} − h/2 (Ḟ_{k−1} + Ḟ_k) ~ N(0, J² h³/12 + K_s² h) and Ḟ_k − Ḟ_{k−1} ~ N(0, J² h)
+      (K_s a share of K: estimator.online.config.FORCE_STEP_SHARE),
       g_k − g_{k−1} ~ N(0, K_g² h),
       b_k − b_{k−1} ~ N(0, K_b² h) per sensor,
       kinematics only: z̈_k − z̈_{k−1} ~ N(0, K_j² h) (white jerk, the constant-acceleration model).

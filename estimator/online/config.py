@@ -20,6 +20,7 @@ from estimator.smoother import FACTORIZATIONS
 KINDS = ("smoother", "error_ekf", "ukf")
 FORCE_MODELS = ("walk", "smooth")
 FORCE_RATE_TIME = 0.0625  # [s]: K = √T × force_rate (EstimatorConfig, Unknown inputs)
+FORCE_STEP_SHARE = 0.1  # the smooth force model's steps: a walk of this share of K (EstimatorConfig)
 # largest values of the keys with a natural bound (every other number: estimator.section.LIMIT in magnitude)
 CHOICES = {"kind": KINDS, "factorization": FACTORIZATIONS, "force_model": FORCE_MODELS}  # keys that take a name
 NULLABLE = ("relinearize_threshold", "force_rate", "outlier_gate", "gravity_sigma")  # keys that take null
@@ -57,9 +58,10 @@ class EstimatorConfig:
       trade-off it balances: noise from a larger K, lag from a smaller). ``force_sigma`` [N or N·m]:
       σ of their start prior. ``force_model``: ``smooth`` (default: F and its rate Ḟ in the
       state, Ḟ a random walk of density J = K / FORCE_RATE_TIME and F the trapezoidal integral of
-      Ḟ, a force that changes smoothly, followed without a walk's lag; the start prior of Ḟ has σ
-      3 K/√FORCE_RATE_TIME, three times the rms rate) or ``walk`` (F itself a random walk of
-      density K).
+      Ḟ plus steps of a walk of density FORCE_STEP_SHARE × K: a force that changes smoothly,
+      followed without a walk's lag, that may still jump (a stop its rate cannot follow); the
+      start prior of Ḟ has σ 3 K/√FORCE_RATE_TIME, three times the rms rate) or ``walk`` (F
+      itself a random walk of density K).
       ``gravity_sigma`` [1]: with a number, the state carries g, the relative error of the model's
       gravity (the equations of motion use (1 + g) Q_g, Q_g the model's gravity force), with a start
       prior N(0, gravity_sigma²) and a random walk of density ``gravity_random_walk`` [1/√s]; the
@@ -104,11 +106,12 @@ class EstimatorConfig:
       once, at the step's prediction, and added as a native linear factor (no Python callback in
       GTSAM); a number — iSAM2 relinearizes a state whose update exceeds it in any component, and
       the step's factor, a Python factor, is evaluated there again. ``factorization`` CHOLESKY or QR.
-      With null, the linearization is checked after each update instead: when the newest step's rows,
-      evaluated at its estimate, differ from their linearization by more than
-      ``linearization_tolerance`` [σ of the rows] in any row, every step of the window whose rows are
-      that far off is linearized again at its estimate and the update repeated, at most
-      ``max_relinearizations`` times per update (0: never). Far from the truth (start-up, after a jump)
+      With null, the linearization is checked after each update instead: when the newest or the
+      oldest step's rows, evaluated at its estimate, differ from their linearization by more than
+      ``linearization_tolerance`` [σ of the rows] in any row that reaches the independent
+      coordinates (estimator.online.estimator, Relinearization), that step is linearized again at
+      its estimate and the update repeated, at most ``max_relinearizations`` times per update (0:
+      never). Far from the truth (start-up, after a jump)
       the estimate then converges like Gauss-Newton; once it tracks, the check is all it costs.
     Output
       ``publish_sigmas``: marginal standard deviations of q, q̇ and F in every estimate (one iSAM2

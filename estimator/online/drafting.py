@@ -17,7 +17,7 @@ from estimator.dynamics.prediction import HOLD, prediction_coefficients, predict
 from estimator.factors.estimation_state import EstimationLayout, process_relation
 from estimator.factors.observation_stack import LinearizedStep, Observation
 from estimator.factors.reduced_state import ReducedState, StepRelation
-from estimator.online.config import EstimatorConfig
+from estimator.online.config import FORCE_STEP_SHARE, EstimatorConfig
 from estimator.online.step_model import StepModel
 from sensors.base import Sensor
 
@@ -45,10 +45,12 @@ class Drafter:
         """Native process factors of orders 2 … integrator_order (the first steps use the lower ones)."""
         config, layout, h = self.config, self.layout, self.config.dt
         walks, trapezoids = [], []
-        if layout.force_rates:  # the smooth force model: F the integral of Ḟ, Ḟ a random walk
+        if layout.force_rates:  # the smooth force model: F the integral of Ḟ and small steps, Ḟ a random walk
             rate_walk = config.force_rate_walk
             walks.append((layout.force_rate, rate_walk * np.sqrt(h)))
-            trapezoids.append((layout.force, layout.force_rate, max(rate_walk * h ** 1.5 / np.sqrt(12.0), 1e-9)))
+            steps = FORCE_STEP_SHARE * config.force_walk * np.sqrt(h)
+            trapezoids.append((layout.force, layout.force_rate, max(float(np.hypot(rate_walk * h ** 1.5 / np.sqrt(12.0),
+                                                                                    steps)), 1e-9)))
         elif layout.forces:
             walks.append((layout.force, config.force_walk * np.sqrt(h)))
         if layout.gravity:

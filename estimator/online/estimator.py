@@ -24,10 +24,12 @@ Relinearization. Without ``relinearize_threshold`` each step factor is linearize
 update the rows of the window's newest and oldest steps are evaluated at their estimates (the newest
 moves most with its readings; the oldest is frozen into the marginal next, after the later readings
 smoothed it), and where the part of their linearization error that reaches s (what the eliminated
-columns do not absorb) exceeds ``linearization_tolerance`` (in σ of the rows) the window's step
-factors that far off are swapped, in GTSAM, for ones linearized at the window's estimate and the
-update is repeated (at most ``max_relinearizations`` times): Gauss-Newton while the estimate is far
-from the readings (start-up, a jump), two evaluations per update once it tracks.
+columns do not absorb) exceeds ``linearization_tolerance`` (in σ of the rows) that step's factor is
+swapped, in GTSAM, for one linearized at its estimate and the update is repeated (at most
+``max_relinearizations`` times): Gauss-Newton while the estimate is far from the readings
+(start-up, a jump), two evaluations per update once it tracks. Only the two ends are checked and
+swapped: a step between them is checked when it is the oldest, and a relinearization costs two
+steps' rows, not the window's.
 
 Process noise. The integrator rows carry the white acceleration the model does not explain
 (``acceleration_noise`` A: σ A√h on ż, A h^1.5/√12 on z, estimator.online.config), so the readings
@@ -449,24 +451,23 @@ class OnlineEstimator:
         """Linearize again where the window's linearization is off by more than the tolerance at its
         estimate (EstimatorConfig, Solver). Checked on the newest step (its readings move it most) and
         on the oldest (its linearization is frozen into the marginal when it leaves the window; the
-        later readings have smoothed it furthest): if either is off, every step of the window that far
-        off is linearized again at the window's estimate and the update repeated, at most
-        ``max_relinearizations`` times. The estimates of ``kept``."""
+        later readings have smoothed it furthest): each of the two that is off is linearized again at
+        its estimate and the update repeated, at most ``max_relinearizations`` times; a step between
+        them is looked at when it is the oldest. The estimates of ``kept``."""
         tolerance = self.config.linearization_tolerance
         for _ in range(self.config.max_relinearizations):
             if not self._window:
                 break
-            ends = {kept[-1]: solved[-1], min(self._window): None}
-            if all(self._linearization_error(k, self.estimate(k) if x is None else x) <= tolerance
-                   for k, x in ends.items() if k in self._window):
+            ends = {k: self.estimate(k) for k in (kept[-1], min(self._window)) if k in self._window}
+            off = [k for k, x in ends.items() if self._linearization_error(k, x) > tolerance]
+            if not off:
                 break
             graph, remove, moved = gtsam.NonlinearFactorGraph(), [], []
-            for k, (rows, slot) in self._window.items():
-                x = self.estimate(k)
-                if self._linearization_error(k, x) > tolerance:
-                    moved.append((k, rows.at(x)))
-                    remove.append(slot)
-                    graph.add(self._step_factor(k, moved[-1][1]))
+            for k in off:
+                rows, slot = self._window[k]
+                moved.append((k, rows.at(ends[k])))
+                remove.append(slot)
+                graph.add(self._step_factor(k, moved[-1][1]))
             recoveries = self.smoother.recoveries
             solved = self._solved(kept, self.smoother.replace_factors(remove, graph, self._keys(kept)))
             if self.smoother.recoveries > recoveries:

@@ -2,7 +2,8 @@
 see over a short window, so that they are reported instead of drifting silently.
 
 State checked, in tangent coordinates of the constraint manifold at the start state x0: with q_i a set
-of independent coordinates (the actuated ones when valid, estimator.kinematics.suggested_independent),
+of independent coordinates (the ones the smoother integrates: the actuated ones when valid, else the
+angles; estimator.kinematics.suggested_independent),
 
     z = [q_i (dof); q̇_i (dof); F (unknown forces); b (estimated biases)],
     q = q0 + T δq_i (T = ∂q/∂q_i: Φq T = 0),  q̇ with Φq(q) q̇ = 0 and the given q̇_i,
