@@ -47,7 +47,7 @@ class Lift:
 
     x0: np.ndarray
     basis: np.ndarray  # T
-    triangle: np.ndarray  # R of d given s (whitened units)
+    triangle: np.ndarray  # R of d given s (whitened units), in its upper triangle
     shared: np.ndarray
     local: np.ndarray
     reflectors: np.ndarray | None = None
@@ -89,27 +89,37 @@ class ReducedState:
     def local(self) -> np.ndarray:
         return self.layout.local
 
-    @staticmethod
-    def key(k: int) -> int:
-        return X(k)
+    @cached_property
+    def _identity(self) -> np.ndarray:
+        """T's shared rows (the identity), its local rows 0: copied for each step."""
+        basis = np.zeros((self.layout.size, len(self.shared)))
+        basis[self.shared] = np.eye(len(self.shared))
+        return basis
+
+    @cached_property
+    def _columns(self) -> np.ndarray:
+        """[d; s] as one index array: the columns of J in the order of the QR's input."""
+        return np.concatenate((self.local, self.shared))
 
     def reduce(self, x0: np.ndarray, error: np.ndarray,
                jacobian: np.ndarray) -> tuple[np.ndarray, np.ndarray, Lift]:
         """(e_s, J_s, lift) of whitened rows ``error`` + ``jacobian`` δx linearized at ``x0`` (module
         docstring): one Householder QR of J_d (LAPACK, Q never formed), Qᵀ applied to [J_s e]."""
         shared, local = self.shared, self.local
-        basis = np.zeros((len(x0), len(shared)))
-        basis[shared] = np.eye(len(shared))
+        basis = self._identity.copy()
         width = len(local)
         if not width:
             return error, jacobian, Lift(x0, basis, np.zeros((0, 0)), shared, local)
         if len(error) < width:
             raise Unresolved(f"{len(error)} rows cannot determine {width} dependent columns")
-        factored, tau, _, _ = lapack.dgeqrf(jacobian[:, local])
-        rest = np.column_stack((jacobian[:, shared], error))
-        rotated, _, _ = lapack.dormqr("L", "T", factored, tau, rest, lwork=64 * rest.shape[1])
-        triangle = np.triu(factored[:width])
-        diagonal = np.abs(np.diag(triangle))
+        ordered = np.empty((len(error), len(x0) + 1), order="F")  # [J_d J_s e]
+        ordered[:, :-1] = jacobian[:, self._columns]
+        ordered[:, -1] = error
+        factored, tau, _, _ = lapack.dgeqrf(ordered[:, :width], overwrite_a=True)
+        rotated, _, _ = lapack.dormqr("L", "T", factored, tau, ordered[:, width:], lwork=64 * (len(shared) + 1),
+                                      overwrite_c=True)
+        triangle = factored[:width]  # R in its upper triangle (LAPACK reads no more of it)
+        diagonal = np.abs(triangle.diagonal())
         if not diagonal.min() > CONDITIONING * diagonal.max():
             raise Unresolved("the step's rows no longer determine its dependent columns "
                              "(the independent coordinates are singular here)")

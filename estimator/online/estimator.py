@@ -459,7 +459,7 @@ class OnlineEstimator:
             if not self._window:
                 break
             ends = {k: self.estimate(k) for k in (kept[-1], min(self._window)) if k in self._window}
-            off = [k for k, x in ends.items() if self._linearization_error(k, x) > tolerance]
+            off = [k for k, x in ends.items() if self._linearization_off(k, x, tolerance)]
             if not off:
                 break
             graph, remove, moved = gtsam.NonlinearFactorGraph(), [], []
@@ -478,11 +478,13 @@ class OnlineEstimator:
             self._counters["relinearizations"] += 1
         return solved
 
-    def _linearization_error(self, k: int, x: np.ndarray) -> float:
-        """How far the linearization of step k's factor is off at x, in σ: on the rows left on s once d
-        is eliminated (estimator.factors.reduced_state; what d absorbs moves only d, along the lift)."""
-        rows = self._window[k][0]
-        return float(np.max(np.abs(self._lifts[k].remaining(rows.linearization_residual(x))), initial=0.0))
+    def _linearization_off(self, k: int, x: np.ndarray, tolerance: float) -> bool:
+        """Whether the linearization of step k's factor is off at x by more than ``tolerance`` σ in a row
+        left on s once d is eliminated (estimator.factors.reduced_state; what d absorbs moves only d,
+        along the lift). Those rows are an orthogonal map of the residual: no larger than its norm."""
+        residual = self._window[k][0].linearization_residual(x)
+        return bool(residual @ residual > tolerance ** 2
+                    and np.max(np.abs(self._lifts[k].remaining(residual)), initial=0.0) > tolerance)
 
     def estimate(self, k: int) -> np.ndarray:
         """The smoother's current estimate of step k's stacked state (k in the window)."""
