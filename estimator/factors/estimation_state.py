@@ -3,8 +3,8 @@
 x_k = [q (n); q̇ (n); q̈ (n); F (a); g (0 or 1); Ḟ (0 or a); b (nb); λ (|S|)]: λ on an independent
 subset S of the constraint rows (dynamics only), F the unknown actuator forces (dynamics only), g
 the relative error of the model's gravity (optional, dynamics only: the model's gravity force Q_g
-becomes (1 + g) Q_g), Ḟ the rates of F (the smooth force model), b the biases of the sensors with ``bias_state`` (each sensor's d entries, in sensor
-order). One variable per step keeps GTSAM's bookkeeping small (estimator.factors.stacked_state); F,
+becomes (1 + g) Q_g), Ḟ the rates of F (the smooth force model), b the biases of the sensors with
+``bias_state`` (each sensor's d entries, in sensor order). One variable per step keeps GTSAM's bookkeeping small (estimator.factors.stacked_state); F,
 g and b ride in it, so their random walks join the integrators in one native factor between
 consecutive states:
 
@@ -64,7 +64,8 @@ class EstimationLayout:
 
     @cached_property
     def shared(self) -> np.ndarray:
-        """The columns the factors between steps touch, s = [z; ż; z̈; F; g; b] (estimator.factors.reduced_state)."""
+        """The columns the factors between steps touch, s = [z; ż; z̈; F; g; Ḟ; b]
+        (estimator.factors.reduced_state)."""
         picked = self.integrated
         return np.concatenate((picked, self.n + picked, 2 * self.n + picked, np.arange(3 * self.n, self.lam.start)))
 

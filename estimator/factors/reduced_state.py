@@ -1,20 +1,20 @@
 """A step's state as one GTSAM variable of its shared columns; the rest eliminated inside the step.
 
-The factors between steps (integrators on z = q[I], random walks of F, g and b: estimator.factors.
-estimation_state) touch only s = x[shared] = [z; ż; z̈; F; g; b]. The other columns of the stacked
-state, d = [q, q̇, q̈ off I; λ], enter their own step's factor alone (the constraint rows at the
-three levels and the equations of motion determine them from s), so they are eliminated there
-before GTSAM sees the factor, a local Schur complement by QR. With the step's whitened rows
-linearized at x0, e ≈ e0 + J_d δd + J_s δs and J_d = [Q1 Q2] [R; 0]:
+The factors between steps (integrators on z = q[I], the force model's rows, random walks of g and
+b: estimator.factors.estimation_state) touch only s = x[shared] = [z; ż; z̈; F; g; Ḟ; b]. The
+other columns of the stacked state, d = [q, q̇, q̈ off I; λ], enter their own step's factor alone
+(the constraint rows at the three levels and the equations of motion determine them from s), so
+they are eliminated there before GTSAM sees the factor, a local Schur complement by QR. With the
+step's whitened rows linearized at x0, e ≈ e0 + J_d δd + J_s δs and J_d = [Q1 Q2] [R; 0]:
 
     δd = −R⁻¹ Q1ᵀ (e0 + J_s δs)      the conditional of d given s
     e_s = Q2ᵀ (e0 + J_s δs)          the rows left on s (the step's GTSAM factor)
 
 exact for the linearized rows: the least-squares solution over d for every s. GTSAM then carries
-X(k) = s_k, 3·dof + |F| + |g| + |b| wide instead of 3n + |F| + |g| + |b|, and the cost of its
-update grows with the square of that width; the whole x_k is read back through the step's *lift*
-x(s) = x0' + T (s − s0) (x0' the linearization point with the conditional's correction at s0, T
-the identity on the shared columns and −R⁻¹ Q1ᵀ J_s on d).
+X(k) = s_k, 3·dof + |F| + |g| + |Ḟ| + |b| wide instead of 3n + |F| + |g| + |Ḟ| + |b|, and the
+cost of its update grows with the square of that width; the whole x_k is read back through the
+step's *lift* x(s) = x0' + T (s − s0) (x0' the linearization point with the conditional's
+correction at s0, T the identity on the shared columns and −R⁻¹ Q1ᵀ J_s on d).
 """
 
 from __future__ import annotations

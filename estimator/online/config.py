@@ -87,8 +87,8 @@ class EstimatorConfig:
       friction, discretization), the process noise. Over a step h of the trapezoidal rule it leaves
       the velocity row a residual of variance A² h and the position row one of A² h³/12,
       uncorrelated (∫ of the white noise and its integral over the step); these are the rows' σ
-      (with ``integrator_sigma`` as a floor). 0: the model is exact, the readings only fix the
-      start (configs/estimator/README.md gives the trade-off).
+      (with ``integrator_sigma`` as a floor). 0: the model is exact (configs/estimator/README.md
+      gives the trade-off).
     Start-up (estimator.online.startup)
       ``startup_span`` [s]: the readings of this much sensor time from the first one are fitted for the
       start state at the middle of the span, t0 (encoders: value, rate and acceleration); the grid starts

@@ -7,13 +7,14 @@ Time grid. Steps t_k = t0 + k h, h = 1/rate, in sensor time; t0 is set at start-
 processed once the newest sensor time reaches t_k + delay_steps·h (default half a step: the
 readings that attach to k have then arrived when stamps arrive in order).
 
-Graph per step (estimator.factors.estimation_state): a stacked state x_k = [q; q̇; q̈; F; g; b; λ]
+Graph per step (estimator.factors.estimation_state): a stacked state x_k = [q; q̇; q̈; F; g; Ḟ; b; λ]
 with one factor holding the model rows (constraints and dynamics) AND the step's readings
 (estimator.factors.observation_stack), one native linear factor with the integrator on the
 independent coordinates z = q[I] (the actuated coordinates when valid, else the angles:
-estimator.kinematics.suggested_independent) and the random walks of F, g and b, and at step 0 a
-native prior from the start-up solution (estimator.online.startup). Only s_k = [z; ż; z̈; F; g; b]
-is a GTSAM variable: the other columns (dependent q, q̇, q̈ and λ) meet their own step's factor
+estimator.kinematics.suggested_independent), the force model's rows (F a random walk, or the
+integral of Ḟ, a random walk) and the random walks of g and b, and at step 0 a native prior from
+the start-up solution (estimator.online.startup). Only s_k = [z; ż; z̈; F; g; Ḟ; b] is a GTSAM
+variable: the other columns (dependent q, q̇, q̈ and λ) meet their own step's factor
 alone and are eliminated from it before GTSAM sees it, and read back through the step's lift
 (estimator.factors.reduced_state). The step's factor is linearized at the step's prediction;
 without relinearization (the default, ``relinearize_threshold`` null) it is added as that native
@@ -458,7 +459,8 @@ class OnlineEstimator:
         for _ in range(self.config.max_relinearizations):
             if not self._window:
                 break
-            ends = {k: self.estimate(k) for k in (kept[-1], min(self._window)) if k in self._window}
+            ends = {k: solved[-1] if k == kept[-1] else self.estimate(k)
+                    for k in (kept[-1], min(self._window)) if k in self._window}
             off = [k for k, x in ends.items() if self._linearization_off(k, x, tolerance)]
             if not off:
                 break
