@@ -82,34 +82,27 @@ class ReducedState:
     layout: EstimationLayout
 
     @cached_property
-    def shared(self) -> np.ndarray:
-        return self.layout.shared
-
-    @cached_property
-    def local(self) -> np.ndarray:
-        return self.layout.local
-
-    @cached_property
     def _identity(self) -> np.ndarray:
         """T's shared rows (the identity), its local rows 0: copied for each step."""
-        basis = np.zeros((self.layout.size, len(self.shared)))
-        basis[self.shared] = np.eye(len(self.shared))
+        shared = self.layout.shared
+        basis = np.zeros((self.layout.size, len(shared)))
+        basis[shared] = np.eye(len(shared))
         return basis
 
     @cached_property
     def _columns(self) -> np.ndarray:
         """[d; s] as one index array: the columns of J in the order of the QR's input."""
-        return np.concatenate((self.local, self.shared))
+        return np.concatenate((self.layout.local, self.layout.shared))
 
     def reduce(self, x0: np.ndarray, error: np.ndarray,
                jacobian: np.ndarray) -> tuple[np.ndarray, np.ndarray, Lift]:
         """(e_s, J_s, lift) of whitened rows ``error`` + ``jacobian`` δx linearized at ``x0`` (module
         docstring): one Householder QR of J_d (LAPACK, Q never formed), Qᵀ applied to [J_s e]."""
-        shared, local = self.shared, self.local
+        shared, local = self.layout.shared, self.layout.local
         basis = self._identity.copy()
         width = len(local)
         if not width:
-            return error, jacobian, Lift(x0, basis, np.zeros((0, 0)), shared, local)
+            return error, jacobian[:, shared], Lift(x0, basis, np.zeros((0, 0)), shared, local)
         if len(error) < width:
             raise Unresolved(f"{len(error)} rows cannot determine {width} dependent columns")
         ordered = np.empty((len(error), len(x0) + 1), order="F")  # [J_d J_s e]
@@ -159,9 +152,9 @@ class ReducedState:
 
     def relation(self, relation: LinearRelation) -> StepRelation:
         """A linear relation between stacked states as one between their s (it must not touch d)."""
-        if any(np.any(block[:, self.local]) for block in relation.blocks):
+        if any(np.any(block[:, self.layout.local]) for block in relation.blocks):
             raise ValueError("a relation between steps touches a dependent column")
-        blocks = [block[:, self.shared] for block in relation.blocks]
+        blocks = [block[:, self.layout.shared] for block in relation.blocks]
         return StepRelation(LinearRelation.of_blocks(relation.noise, blocks, relation.rhs))
 
 

@@ -21,9 +21,9 @@ KINDS = ("smoother", "error_ekf", "ukf")
 FORCE_MODELS = ("walk", "smooth")
 FORCE_RATE_TIME = 0.0625  # [s]: K = √T × force_rate (EstimatorConfig, Unknown inputs)
 FORCE_STEP_SHARE = 0.1  # the smooth force model's steps: a walk of this share of K (EstimatorConfig)
-# largest values of the keys with a natural bound (every other number: estimator.section.LIMIT in magnitude)
 CHOICES = {"kind": KINDS, "factorization": FACTORIZATIONS, "force_model": FORCE_MODELS}  # keys that take a name
 NULLABLE = ("relinearize_threshold", "force_rate", "outlier_gate", "gravity_sigma")  # keys that take null
+# largest values of the keys with a natural bound (every other number: estimator.section.LIMIT in magnitude)
 MAXIMA = {"rate": 1e6, "lag": 100_000, "max_relinearizations": 100, "max_coalesce": 10_000,
           "recover_steps": 10_000_000, "max_pending": 10_000_000, "startup_timeout": 3600.0,
           "latency_budget_ms": 3.6e6}
@@ -215,9 +215,14 @@ class EstimatorConfig:
         return self.force_random_walk if self.force_rate is None else np.sqrt(FORCE_RATE_TIME) * self.force_rate
 
     @property
+    def force_rms_rate(self) -> float:
+        """The unknown forces' typical rate of change that K stands for: K / √FORCE_RATE_TIME."""
+        return self.force_walk / np.sqrt(FORCE_RATE_TIME)
+
+    @property
     def force_rate_walk(self) -> float:
         """J, the random-walk density of Ḟ in the smooth force model: K / FORCE_RATE_TIME."""
-        return self.force_walk / FORCE_RATE_TIME
+        return self.force_rms_rate / np.sqrt(FORCE_RATE_TIME)
 
     @property
     def dt(self) -> float:

@@ -115,7 +115,7 @@ from estimator.factors.observation_stack import LinearizedStep, Observation, Sen
 from estimator.factors.reduced_state import Lift, ReducedState, StepRelation, Unresolved
 from estimator.kinematics import AssemblyError, suggested_independent
 from estimator.model import Mechanism
-from estimator.online.config import FORCE_RATE_TIME, EstimatorConfig
+from estimator.online.config import EstimatorConfig
 from estimator.online.drafting import Drafter, DraftStep
 from estimator.online.governor import LoadGovernor
 from estimator.online.interface import COUNTERS, RESTARTS, StepEstimate
@@ -330,7 +330,7 @@ class OnlineEstimator:
         sigmas[:n] = config.position_sigma
         sigmas[n:2 * n] = config.velocity_sigma
         sigmas[layout.force] = config.force_sigma
-        sigmas[layout.force_rate] = 3.0 * config.force_walk / np.sqrt(FORCE_RATE_TIME)
+        sigmas[layout.force_rate] = 3.0 * config.force_rms_rate
         if layout.gravity:
             sigmas[layout.gravity_error] = config.gravity_sigma
         for i, sensor in enumerate(self.sensors.sensors):
