@@ -9,7 +9,8 @@ Two kinds of motion, sampled at a fixed step ``dt`` from t = 0 (sensors.virtual.
   and the drive forces are the actuators' truth.
 
 The sensors sample the truth (sensors.virtual); a step that divides every sensor period
-(``sensor_step``) makes each sample exact. A long run is simulated and sampled in chunks of
+(``sensor_step``) makes each sample exact. Forward dynamics integrates at a step of at most
+``TRUTH_STEP`` whatever the sample step. A long run is simulated and sampled in chunks of
 ``CHUNK_S`` (``forward_truths``, ``inverse_truths``, ``simulated_records``), so that memory does not
 grow with its length; a run of up to ``CHUNK_S`` is one chunk. Forward dynamics restarts each
 chunk from the last state (the accelerations recomputed there), which is not bit-identical to
@@ -38,6 +39,7 @@ from sensors.config import SensorSet
 from sensors.virtual import Truth, VirtualSensor
 
 CHUNK_S = 60.0  # [s] of simulated time per chunk of a long run (a shorter run is one chunk)
+TRUTH_STEP = 2.5e-4  # [s] longest integration step of forward dynamics; samples every dt
 
 
 def with_actuator_forces(mech: Mechanism, forces: Mapping[str, float]) -> Mechanism:
@@ -60,16 +62,20 @@ def sensor_step(sensors: SensorSet) -> float:
 def forward_truths(mech: Mechanism, q0: np.ndarray, qd0: np.ndarray, dt: float, t_end: float,
                    forces: Mapping[str, float] | None = None, method: str = "ali3",
                    chunk_s: float = CHUNK_S) -> Iterator[Truth]:
-    """Forward dynamics from (q0, q̇0) for ``t_end`` [s] at step ``dt`` under constant actuator
+    """Forward dynamics from (q0, q̇0) for ``t_end`` [s] sampled at step ``dt`` under constant actuator
     ``forces`` {name: N or N·m}, which are also the actuators' truth, in chunks of ``chunk_s`` of
-    simulated time: each chunk starts from the previous one's last state (and repeats that sample)."""
+    simulated time: each chunk starts from the previous one's last state (and repeats that sample).
+    The integration step is dt split into the fewest equal substeps no longer than ``TRUTH_STEP``, so
+    that the method's own discretization error (second order for ALi3) stays far below any sensor's
+    noise however slow the sensors are: the truth is the mechanism's motion, not the integrator's."""
     forces = dict(forces or {})
     steps, per = max(1, int(round(t_end / dt))), max(1, int(round(min(chunk_s, t_end) / dt)))
+    substeps = max(1, math.ceil(dt / TRUTH_STEP - 1e-9))
     loaded = with_actuator_forces(mech, forces)
     done = 0
     while done < steps:
         count = min(per, steps - done)
-        trajectory = simulate(loaded, q0, qd0, dt, count, ForwardOptions(method=method))
+        trajectory = simulate(loaded, q0, qd0, dt, count, ForwardOptions(method=method), substeps)
         truth = Truth.from_trajectory(mech, trajectory, {name: float(v) for name, v in forces.items()})
         yield dataclasses.replace(truth, t=truth.t + done * dt) if done else truth
         q0, qd0, done = truth.q[-1], truth.qd[-1], done + count

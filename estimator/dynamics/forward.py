@@ -83,9 +83,12 @@ def integrate(mech: Mechanism, q0: np.ndarray, qd0: np.ndarray, dt: float, steps
 
 
 def simulate(mech: Mechanism, q0: np.ndarray, qd0: np.ndarray, dt: float, steps: int,
-             options: ForwardOptions = ForwardOptions()) -> Trajectory:
-    """:func:`integrate`, with λ recovered at every step, as a Trajectory starting at t = 0."""
-    qs, qds, qdds = integrate(mech, q0, qd0, dt, steps, options)
+             options: ForwardOptions = ForwardOptions(), substeps: int = 1) -> Trajectory:
+    """:func:`integrate` at dt/``substeps``, sampled every ``dt`` (steps+1 samples), with λ recovered at
+    every sample, as a Trajectory starting at t = 0."""
+    if substeps < 1:
+        raise MbstateError(f"need at least one substep per step (substeps={substeps})")
+    qs, qds, qdds = (x[::substeps] for x in integrate(mech, q0, qd0, dt / substeps, steps * substeps, options))
     lam = np.array([multipliers(mech, *state) for state in zip(qs, qds, qdds)])
     return Trajectory(t=dt * np.arange(steps + 1), coordinate_names=mech.coordinate_names, q=qs, qd=qds, qdd=qdds,
                       lam=lam)

@@ -96,8 +96,12 @@ class EstimatorConfig:
       without the sensors that have not reported. ``initial_state``: values of named coordinates
       {name: value}, or the name of one of the mechanism file's ``configurations``, held while the
       mechanism file's configuration is assembled into the anchor q_a that the start-up solution
-      starts from (and stays on the branch of); without absolute sensors the start is q_a. ``position_sigma`` [m, rad], ``velocity_sigma`` [m/s, rad/s]: σ of the start prior on z
-      and ż, centred on the start-up solution (z̈ gets ``free_sigma``, loose; the dependent
+      starts from (and stays on the branch of); without absolute sensors the start is q_a.
+      ``initial_velocity``: velocities of named coordinates at t0 {name: value} [m/s, rad/s], or
+      ``rest`` (all zero), known to ``velocity_sigma``: rows of the start-up's velocity problem beside
+      the readings (with ``startup_span`` 0, t0 is the first reading's time: a rig released from rest
+      starts at rest). ``position_sigma`` [m, rad], ``velocity_sigma`` [m/s, rad/s]: σ of the start
+      prior on z and ż, centred on the start-up solution (z̈ gets ``free_sigma``, loose; the dependent
       coordinates and λ follow from the model rows). When the
       position sensors do not fix every degree of freedom at t0 (rank of [Φq; ∂h/∂q] below n: rate
       sensors only), the start is a guess and its prior on z has ``guess_sigma`` [m, rad] instead.
@@ -155,6 +159,7 @@ class EstimatorConfig:
     startup_timeout: float = 0.05
     startup_span: float = 0.05
     initial_state: tuple[tuple[str, float], ...] = ()
+    initial_velocity: tuple[tuple[str, float], ...] = ()
     position_sigma: float = 1e-2
     guess_sigma: float = 0.3
     velocity_sigma: float = 1.0
@@ -240,8 +245,8 @@ class EstimatorConfig:
             name, default = spec.name, spec.default
             if name == "unknown_forces":
                 values[name] = _actuator_names(section, mech)
-            elif name == "initial_state":
-                values[name] = _coordinate_values(section, mech)
+            elif name in ("initial_state", "initial_velocity"):
+                values[name] = _coordinate_values(section, mech, name)
             elif name in NULLABLE and section.raw(name) is None:
                 values[name] = None
             elif isinstance(default, bool):
@@ -279,25 +284,27 @@ def _actuator_names(section: Section, mech: Mechanism) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _coordinate_values(section: Section, mech: Mechanism) -> tuple[tuple[str, float], ...]:
+def _coordinate_values(section: Section, mech: Mechanism, key: str) -> tuple[tuple[str, float], ...]:
     """``initial_state``: a map from coordinate names of ``mech`` to finite numbers, or the name of one
-    of the mechanism file's ``configurations``."""
-    values = section.raw("initial_state")
-    named = dict(mech.configurations)
+    of the mechanism file's ``configurations``; ``initial_velocity``: such a map, or ``rest`` (every
+    coordinate's velocity zero)."""
+    values = section.raw(key)
+    if key == "initial_state":
+        named, kind, where = dict(mech.configurations), "configuration", "the mechanism file's configurations"
+    else:
+        named, kind, where = {"rest": tuple((c, 0.0) for c in mech.coordinate_names)}, "state", "known"
     if isinstance(values, str):
         if values not in named:
-            raise section.error("initial_state", f"unknown configuration {shown(values, 40)} (the mechanism file's "
-                                                 f"configurations: {', '.join(named)[:200] or 'none'})")
+            raise section.error(key, f"unknown {kind} {shown(values, 40)} ({where}: {', '.join(named)[:200] or 'none'})")
         return named[values]
     if not isinstance(values, dict):
-        raise section.error("initial_state", f"must be a map of coordinate names to values or a configuration name, "
-                                             f"got {shown(values, 60)}")
+        raise section.error(key, f"must be a map of coordinate names to values or a {kind} name, got {shown(values, 60)}")
     pairs = []
     for name, value in values.items():
         if name not in mech.coordinate_names:
             known = ", ".join(mech.coordinate_names)
-            raise section.error("initial_state", f"unknown coordinate {shown(name, 40)} (known: {known[:200]})")
+            raise section.error(key, f"unknown coordinate {shown(name, 40)} (known: {known[:200]})")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
-            raise section.error(f"initial_state.{name}", f"must be a finite number, got {shown(value, 40)}")
+            raise section.error(f"{key}.{name}", f"must be a finite number, got {shown(value, 40)}")
         pairs.append((name, float(value)))
     return tuple(pairs)

@@ -122,7 +122,8 @@ from estimator.online.interface import COUNTERS, RESTARTS, StepEstimate
 from estimator.online.observability import ObservabilityReport, observability
 from estimator.online.outliers import OutlierGate
 from estimator.online.readings import StepReadings
-from estimator.online.startup import determines_position, initial_state, position_motions, start_anchor
+from estimator.online.startup import (KnownVelocity, determines_position, initial_state, position_motions,
+                                      start_anchor)
 from estimator.online.step_model import step_model
 from estimator.smoother import FixedLagSmoother, SmootherOptions, SolverFailure
 from sensors.config import SensorSet
@@ -290,7 +291,8 @@ class OnlineEstimator:
         t0 = max(self._first, max(r.t for r in self._buffer) - 0.5 * self.config.startup_span)
         try:
             with np.errstate(all="ignore"):
-                x0, force_sigmas = initial_state(self.mech, self.layout, by_sensor, self.terms, t0, self._assembled)
+                x0, force_sigmas = initial_state(self.mech, self.layout, by_sensor, self.terms, t0, self._assembled,
+                                                  KnownVelocity(self.config.initial_velocity, self.config.velocity_sigma))
             if not np.isfinite(x0).all():
                 raise FloatingPointError("a non-finite start state")
         except (np.linalg.LinAlgError, AssemblyError, FloatingPointError) as exc:

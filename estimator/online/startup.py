@@ -9,7 +9,8 @@ at t0 with their standard deviations (σ² (VᵀV)⁻¹ of the fit; one reading:
    q_a, the anchor (mech.q0 with the ``initial_state`` coordinates held, assembled); steps limited to
    0.2 in max-norm so that the iteration follows the branch of q_a (the assembly mode of the file);
 2. velocity: the linear least squares [Φq q̇ = 0 (weighted); gyroscopes (h linear in q̇) at their
-   reading nearest t0; encoders H q̇ = ż / σ_ż (H = ∂h/∂q); 1e-3 q̇ = 0];
+   reading nearest t0; encoders H q̇ = ż / σ_ż (H = ∂h/∂q); the ``initial_velocity`` coordinates,
+   q̇_i = v_i / σ_v (σ_v: ``velocity_sigma``); 1e-3 q̇ = 0];
 3. acceleration: with the unknown forces in the state, [Φq q̈ = γ (weighted); encoders
    H q̈ = z̈ − Ḣ q̇ / σ_z̈; 1e-3 (q̈ − q̈_0)], q̈_0 from Lagrange's equations with the unknown forces
    at zero, and then λ and the forces from the equations of motion, Φqᵀλ − E F = Q − M q̈
@@ -45,6 +46,14 @@ ITERATIONS = 50
 
 def _nearest(readings: Sequence[Reading], t0: float) -> Reading:
     return min(readings, key=lambda r: abs(r.t - t0))
+
+
+@dataclass(frozen=True)
+class KnownVelocity:
+    """The ``initial_velocity`` of the estimator config: (coordinate name, q̇ at t0) pairs known to ``sigma``."""
+
+    values: tuple[tuple[str, float], ...] = ()
+    sigma: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -129,7 +138,8 @@ def initial_position(mech: Mechanism, layout: EstimationLayout, motions: Mapping
 
 
 def initial_velocity(mech: Mechanism, layout: EstimationLayout, q: np.ndarray, readings: Mapping[str, list[Reading]],
-                     motions: Mapping[str, Motion], terms: Mapping[str, SensorTerm], t0: float) -> np.ndarray:
+                     motions: Mapping[str, Motion], terms: Mapping[str, SensorTerm], t0: float,
+                     known: KnownVelocity = KnownVelocity()) -> np.ndarray:
     """Step 2 of the module docstring: q̇ at t0."""
     n = mech.n
     x = np.zeros(layout.size)
@@ -145,6 +155,11 @@ def initial_velocity(mech: Mechanism, layout: EstimationLayout, q: np.ndarray, r
         if np.isfinite(motion.sigmas[1]):
             gradient = terms[name].sensor.measurement(q, jac=True)[1][0]
             rows.append((-motion.rates[0] / motion.sigmas[1], gradient / motion.sigmas[1]))
+    names = mech.coordinate_names
+    for name, value in known.values:
+        row = np.zeros((1, n))
+        row[0, names.index(name)] = 1.0 / known.sigma
+        rows.append((np.array([-value / known.sigma]), row))
     return _rows(rows)
 
 
@@ -175,13 +190,15 @@ def determines_position(mech: Mechanism, q: np.ndarray, sensors: Sequence[Sensor
 
 
 def initial_state(mech: Mechanism, layout: EstimationLayout, readings: Mapping[str, list[Reading]],
-                  terms: Mapping[str, SensorTerm], t0: float, anchor: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The stacked state x at t0 (module docstring), ``anchor``: q_a, assembled; and the standard
-    deviations of its unknown forces as the readings determine them (inf where they do not)."""
+                  terms: Mapping[str, SensorTerm], t0: float, anchor: np.ndarray,
+                  known: KnownVelocity = KnownVelocity()) -> tuple[np.ndarray, np.ndarray]:
+    """The stacked state x at t0 (module docstring), ``anchor``: q_a, assembled, ``known``: the
+    configured start velocities; and the standard deviations of its unknown forces as the readings
+    determine them (inf where they do not)."""
     n = mech.n
     motions = position_motions(readings, terms, t0)
     q = initial_position(mech, layout, motions, terms, anchor)
-    qd = initial_velocity(mech, layout, q, readings, motions, terms, t0)
+    qd = initial_velocity(mech, layout, q, readings, motions, terms, t0, known)
     x = np.zeros(layout.size)
     x[:n], x[n:2 * n] = q, qd
     force_sigmas = np.full(len(layout.forces), np.inf)

@@ -1,7 +1,8 @@
 """One lab cell: simulate the truth and its readings, estimate through the node's path, score.
 
 1. Truth: forward dynamics of the scenario's mechanism (replay.simulation.forward_truth) from rest at
-   its release pose, at the sensors' shortest period, for the suite's duration; readings simulated from
+   its release pose, sampled at the sensors' shortest period (integrated at substeps of at most
+   replay.simulation.TRUTH_STEP), for the suite's duration; readings simulated from
    it with the sensor models built on the TRUE mechanism (sensors.virtual, seed of the cell).
 2. Estimate: the estimator's model (errors and start offset, replay.lab.suite.Scenario.model_mechanism)
    with the sensor models built on it, the readings through the node's per-message path

@@ -36,7 +36,7 @@ from estimator.online.config import EstimatorConfig
 from estimator.online.filters.error_ekf import ErrorEKF, Measurement
 from estimator.online.filters.ukf import UnscentedKF
 from estimator.online.interface import COUNTERS, StepEstimate
-from estimator.online.startup import initial_state, start_anchor
+from estimator.online.startup import KnownVelocity, initial_state, start_anchor
 from sensors.config import SensorSet
 from sensors.messages import Reading
 
@@ -147,7 +147,8 @@ class OnlineFilter:
         if (set(by_sensor) != usable and waited < self.config.startup_timeout) or waited < self.config.startup_span:
             return False
         t0 = max(self._first, max(r.t for r in self._buffer) - 0.5 * self.config.startup_span)
-        x0, _ = initial_state(self.mech, self.layout, by_sensor, self._terms, t0, self._assembled)
+        x0, _ = initial_state(self.mech, self.layout, by_sensor, self._terms, t0, self._assembled,
+                              KnownVelocity(self.config.initial_velocity, self.config.velocity_sigma))
         n = self.mech.n
         self._filter.start(x0[:n], x0[n:2 * n], self.config.position_sigma, self.config.velocity_sigma)
         self._grid = TimeGrid(t0, self.config.dt)

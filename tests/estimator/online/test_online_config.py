@@ -89,6 +89,19 @@ def test_initial_state_is_a_map_of_coordinate_values() -> None:
         read({"initial_state": [1.0]})
 
 
+def test_initial_velocity_is_a_map_of_coordinate_velocities_or_rest() -> None:
+    assert read({"initial_velocity": {"theta0": -1.5}}).initial_velocity == (("theta0", -1.5),)
+    rest = read({"initial_velocity": "rest"}).initial_velocity
+    assert [name for name, _ in rest] == list(load_mechanism(MECHANISMS / "fourbar_crank.yaml").coordinate_names)
+    assert all(value == 0.0 for _, value in rest)
+    with pytest.raises(MbstateError, match=r"estimator\.initial_velocity: unknown state 'still' \(known: rest\)"):
+        read({"initial_velocity": "still"})
+    with pytest.raises(MbstateError, match=r"estimator\.initial_velocity: unknown coordinate 'nope'"):
+        read({"initial_velocity": {"nope": 1.0}})
+    with pytest.raises(MbstateError, match=r"estimator\.initial_velocity\.theta0: must be a finite number"):
+        read({"initial_velocity": {"theta0": float("nan")}})
+
+
 def test_initial_state_names_a_configuration_of_the_mechanism_file() -> None:
     document = yaml.safe_load((MECHANISMS / "fourbar_crank.yaml").read_text())
     document["configurations"] = {"raised": {"theta0": "pi/2"}}
