@@ -104,10 +104,11 @@ def test_a_start_far_from_the_readings_is_relinearized_and_converges() -> None:
 
 
 def test_a_known_start_velocity_is_the_velocity_problem_on_the_constraints() -> None:
-    """estimator.online.startup.initial_velocity with the crank's rate known and no readings: the solution
-    of the kinematic velocity problem (estimator.kinematics) with that rate held."""
+    """estimator.online.startup.initial_velocity with the five-bar's two crank rates known and no readings:
+    the solution of the kinematic velocity problem (estimator.kinematics) with those rates held."""
     mech = load_mechanism(MECHANISMS / "five_bar.yaml")
-    sensors = build_sensors({"sensors": {"e": {"kind": "encoder", "body": "left_crank", "counts": 4096, "rate": 100}}}, mech, "test")
+    sensors = build_sensors({"sensors": {"e": {"kind": "encoder", "body": "left_crank", "counts": 4096,
+                                               "rate": 100}}}, mech, "test")
     layout = OnlineEstimator(mech, sensors, EstimatorConfig()).layout
     q = start_anchor(mech)
     names = mech.coordinate_names
