@@ -196,8 +196,9 @@ class Run:
 
 def replay_readings(config: NodeConfig, readings: list[dict[str, Any]], clock: Callable[[], float],
                     estimator_factory: EstimatorFactory = online_estimator) -> Run:
-    """The readings (message maps) through the node's intake and estimator, as ``mbstate replay``
-    does; any exception of the estimator ends the pass and is reported (a failing cell is a result)."""
+    """The readings (message maps) through the node's intake and estimator, then ``finish``, as ``mbstate
+    replay`` does; any exception of the estimator ends the pass and is reported (a failing cell is a
+    result)."""
     inputs = [("reading", message) for message in readings]
     estimates: list[Any] = []
     intake = None
@@ -206,6 +207,7 @@ def replay_readings(config: NodeConfig, readings: list[dict[str, Any]], clock: C
             intake = intake_for(config, estimator_factory(config, clock))
             for estimate in feed(config.source, intake, inputs):
                 estimates.append(estimate)
+            estimates += intake.finish()
         except Exception as exc:  # whatever it is, it is the cell's result, not the matrix's end
             text = str(exc) if isinstance(exc, MbstateError) else f"{type(exc).__name__}: {exc}"
             return Run(estimates, dict(intake.estimator.counters) if intake else {}, " ".join(text.split()))

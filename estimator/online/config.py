@@ -120,6 +120,10 @@ class EstimatorConfig:
     Output
       ``publish_sigmas``: marginal standard deviations of q, q̇ and F in every estimate (one iSAM2
       marginal covariance per step; estimator.benchmarks.node reports its cost).
+      ``output_delay`` [steps, 0 … lag + 1 − max_coalesce]: the estimate of step k is published with
+      the update of step k + output_delay, smoothed by the readings of the steps after it (a fixed-lag
+      smoother's output; 0: each step's estimate with its own update, from the readings up to it).
+      The steps still held back when the input ends are published then.
     Load (estimator.online.estimator module docstring)
       ``latency_budget_ms`` [ms] per step; ``max_coalesce`` [steps] most grid steps per smoother update
       at the deepest degradation level; after ``recover_steps`` steps without an overrun the level steps
@@ -169,6 +173,7 @@ class EstimatorConfig:
     linearization_tolerance: float = 1.0
     max_relinearizations: int = 3
     publish_sigmas: bool = False
+    output_delay: int = 0
     latency_budget_ms: float = 1.0
     max_coalesce: int = 4
     recover_steps: int = 200
@@ -196,6 +201,9 @@ class EstimatorConfig:
                   ("kind", self.kind in KINDS, f"one of {', '.join(KINDS)}"),
                   ("force_model", self.force_model in FORCE_MODELS, f"one of {', '.join(FORCE_MODELS)}"),
                   ("max_relinearizations", self.max_relinearizations >= 0, "at least 0"),
+                  ("output_delay", 0 <= self.output_delay <= self.most_output_delay,
+                   f"in [0, lag + 1 − max_coalesce = {self.most_output_delay}] steps (the step it holds back must "
+                   "still be in the window after a coalesced update)"),
                   ("acceleration_noise", self.acceleration_noise >= 0.0, "at least 0"),
                   ("force_rate", self.force_rate is None or self.force_rate > 0.0, "null or a positive number"),
                   ("gravity_sigma", self.gravity_sigma is None or self.gravity_sigma > 0.0,
@@ -228,6 +236,12 @@ class EstimatorConfig:
     def force_rate_walk(self) -> float:
         """J, the random-walk density of Ḟ in the smooth force model: K / FORCE_RATE_TIME."""
         return self.force_rms_rate / np.sqrt(FORCE_RATE_TIME)
+
+    @property
+    def most_output_delay(self) -> int:
+        """The largest ``output_delay``: a step held back must still be in the window after an update that
+        moves it by ``max_coalesce`` steps."""
+        return max(0, self.lag + 1 - self.max_coalesce)
 
     @property
     def dt(self) -> float:

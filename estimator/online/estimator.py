@@ -49,6 +49,10 @@ change (tested), and the work moves out of the update's latency. The window's es
 garbage collection that falls due are computed there too, between steps (estimator.smoother,
 estimator.collector).
 
+Output. The estimate of step k is published with the update of step k + ``output_delay`` (0: its
+own), read from the window then (the states that update asks GTSAM for reach back to it); the steps
+still held back when the input ends (``advance`` with ``final``) are published then.
+
 Readings. A reading attaches to its nearest step, evaluated at its own stamp through the step's
 derivatives (the Taylor shift of observation_stack; no interpolating factor). Disposition:
 ``pending`` for a step not yet processed (in the step's factor later); ``used`` for a processed step
@@ -70,8 +74,9 @@ non-finite state, a singular fit, a mechanism that does not assemble) drops its 
 ``dropped`` and ``startup_failures``) and starts again from the readings that follow.
 
 Solver failure. When the smoother fails twice in a row (estimator.smoother.SolverFailure), or an
-estimate about to be published is not finite or is off its model rows by more than IMPLAUSIBLE σ
-(the solver has left the mechanism), the steps of that update are not published and the estimator
+estimate of the update's steps is not finite or is off its model rows by more than IMPLAUSIBLE σ
+(the solver has left the mechanism), the steps of that update are not published (those of earlier
+updates that ``output_delay`` still holds back are, from their last estimates) and the estimator
 goes back to start-up (``reset`` with reason ``reinitialized``, counted in ``reinitializations``):
 the next ``startup_span`` of readings gives a new grid and start state, as after the ``reset``
 command (step numbers from 0), and the estimates of its first window are flagged
@@ -210,6 +215,7 @@ class OnlineEstimator:
         self._buffer: list[Reading] = []
         self._first: float | None = None
         self._next = 0
+        self._published = 0  # the first step whose estimate is not out (output_delay)
         self.readings = StepReadings(self.config.max_pending, self.config.lag, self._counters)
         self.states: dict[int, np.ndarray] = {}  # solved states of the window's last steps, guesses beyond
         self._prior = None
@@ -250,6 +256,8 @@ class OnlineEstimator:
         while self.grid is not None and due - self._next + 1 >= (1 if final else self.governor.group_size):
             # (grid None: the update failed and the estimator went back to start-up)
             estimates += self._update(range(self._next, min(due + 1, self._next + self.governor.group_size)))
+        if final and self.grid is not None:
+            estimates += self._held(sigmas=True)
         return estimates
 
     def _between_steps(self) -> None:
@@ -381,7 +389,8 @@ class OnlineEstimator:
         drafts = []
         solver_recoveries = self.smoother.recoveries
         newest = group[-1]
-        oldest = max(0, min(group[0], newest + 1 - self.config.integrator_order))  # outputs, next prediction
+        # the states to publish (output_delay) and to predict the next steps from
+        oldest = max(0, min(self._published, newest + 1 - self.config.integrator_order))
         kept = range(oldest, newest + 1)
         try:
             for k in group:
@@ -395,19 +404,18 @@ class OnlineEstimator:
                 graph.add(self._late_factor(step, observations))
             solved = self._solved(kept, self.smoother.update_for(graph, values, stamps, self._keys(kept)))
             self._track_step_factors(drafts, solver_recoveries)
-            solved = self._relinearize(kept, solved)
-            self._check_plausible(solved[len(kept) - len(group):])
+            solved, newest_rows = self._relinearize(kept, solved)
+            self._check_plausible(solved[len(kept) - len(group):], newest_rows)
         except (SolverFailure, Unresolved) as exc:
             return self._reinitialize(group, exc)
         # the states kept (solved), and the guesses of any steps drafted beyond this update
         self.states = {j: x for j, x in self.states.items() if j > newest} | dict(zip(kept, solved))
         self._lifts = {j: lift for j, lift in self._lifts.items() if j >= newest - self.config.lag - 1}
         self._next = newest + 1
-        outputs = [self._output(k) for k in group]
+        published = range(self._published, max(self._published, newest + 1 - self.config.output_delay))
+        outputs = [self._output(k) for k in published]
         share = (self.clock() - start) / len(group)
         flags = ["degraded"] * (level >= 1) + ["coalesced"] * (len(group) > 1)
-        flags += ["unobservable"] * (not self.observability.observable)
-        restarted = [self._reason] if self._reason else []
         if self.smoother.recoveries > solver_recoveries:
             self._counters["solver_recoveries"] += 1
             flags.append("solver_recovery")
@@ -415,17 +423,42 @@ class OnlineEstimator:
         self._counters["steps"] += len(group)
         self._counters["degraded_steps"] += len(group) * (level >= 1)
         self._counters["coalesced_steps"] += len(group) * (len(group) > 1)
-        return [StepEstimate(step=k, t=self.grid.time(k), q=q, qd=qd, qdd=qdd, forces=forces, lam=lam, sigma=sigma,
-                             latency=share, update_steps=len(group), flags=tuple(flags + ["startup"] * (k == 0)
-                                                        + ["recovered"] * (recovered and k == newest)
-                                                        + restarted * (k <= self.config.lag)), model=model)
-                for k, (q, qd, qdd, forces, lam, sigma, model) in zip(group, outputs)]
+        return self._estimates(published, outputs, share, flags, recovered)
 
-    def _check_plausible(self, states: list[np.ndarray]) -> None:
-        """SolverFailure for an estimate about to be published that is not finite or whose model rows are
-        off by more than IMPLAUSIBLE σ (the solver has left the mechanism: a poisoned linear system)."""
-        for x in states:
-            off = self.model.off_by(x) if np.isfinite(x).all() else np.inf
+    def _estimates(self, steps: range, outputs: list[tuple], latency: float, flags: list[str],
+                   recovered: bool = False) -> list[StepEstimate]:
+        """The StepEstimates of ``steps`` from their ``outputs`` (``_output``), now published together."""
+        self._published = steps.stop
+        flags = flags + ["unobservable"] * (not self.observability.observable)
+        restarted = [self._reason] if self._reason else []
+        return [StepEstimate(step=k, t=self.grid.time(k), q=q, qd=qd, qdd=qdd, forces=forces, lam=lam, sigma=sigma,
+                             latency=latency, update_steps=len(steps), flags=tuple(
+                                 flags + ["startup"] * (k == 0) + ["recovered"] * (recovered and k == steps[-1])
+                                 + restarted * (k <= self.config.lag)), model=model)
+                for k, (q, qd, qdd, forces, lam, sigma, model) in zip(steps, outputs)]
+
+    def _held(self, sigmas: bool) -> list[StepEstimate]:
+        """The estimates of the processed steps that ``output_delay`` still holds back, published now (the
+        input has ended, or the solver failed after them) from their last estimates; with their marginal
+        σ only if ``sigmas`` (not after a failure, which may have left the smoother's tree unusable)."""
+        start = self.clock()
+        held = range(self._published, self._next)
+        if not held:
+            return []
+        outputs = [self._output(k, sigmas) for k in held]
+        return self._estimates(held, outputs, (self.clock() - start) / len(held), [])
+
+    def _check_plausible(self, states: list[np.ndarray], newest_rows: np.ndarray | None = None) -> None:
+        """SolverFailure for a step's new estimate that is not finite or whose model rows are off by more
+        than IMPLAUSIBLE σ (the solver has left the mechanism: a poisoned linear system); ``newest_rows``:
+        the last state's rows over their σ, when ``_relinearize`` evaluated them there."""
+        for i, x in enumerate(states):
+            if not np.isfinite(x).all():
+                off = np.inf
+            elif i == len(states) - 1 and newest_rows is not None:
+                off = float(np.max(np.abs(newest_rows)))
+            else:
+                off = self.model.off_by(x)
             if not off <= IMPLAUSIBLE:
                 raise SolverFailure(f"an estimate off its model rows by {off:.3g} σ")
 
@@ -434,8 +467,9 @@ class OnlineEstimator:
         from the readings that arrive next, with reason ``reinitialized``."""
         log.warning("steps %d–%d at t = %.6f s: %s; re-initializing from the next readings", group[0], group[-1],
                     self.grid.time(group[-1]), one_line(exc))
+        held = self._held(sigmas=False)
         self.reset("reinitialized")
-        return []
+        return held
 
     def _track_step_factors(self, drafts: list[DraftStep], solver_recoveries: int) -> None:
         """Remember the GTSAM slots of the native step factors in the window (the step factor of each draft
@@ -450,21 +484,25 @@ class OnlineEstimator:
         oldest = drafts[-1].step - self.config.lag
         self._window = {k: entry for k, entry in self._window.items() if k >= oldest}
 
-    def _relinearize(self, kept: range, solved: list[np.ndarray]) -> list[np.ndarray]:
+    def _relinearize(self, kept: range, solved: list[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray | None]:
         """Linearize again where the window's linearization is off by more than the tolerance at its
         estimate (EstimatorConfig, Solver). Checked on the newest step (its readings move it most) and
         on the oldest (its linearization is frozen into the marginal when it leaves the window; the
         later readings have smoothed it furthest): each of the two that is off is linearized again at
         its estimate and the update repeated, at most ``max_relinearizations`` times; a step between
-        them is looked at when it is the oldest. The estimates of ``kept``."""
+        them is looked at when it is the oldest. The estimates of ``kept``, and the newest step's model
+        rows over their σ at its estimate if the last check evaluated them there (else None)."""
         tolerance = self.config.linearization_tolerance
+        newest_rows = None
         for _ in range(self.config.max_relinearizations):
             if not self._window:
                 break
             ends = {k: solved[-1] if k == kept[-1] else self.estimate(k)
                     for k in (kept[-1], min(self._window)) if k in self._window}
-            off = [k for k, x in ends.items() if self._linearization_off(k, x, tolerance)]
+            exact = {k: self.model.weighted(x) for k, x in ends.items()}
+            off = [k for k, x in ends.items() if self._linearization_off(k, x, exact[k], tolerance)]
             if not off:
+                newest_rows = exact.get(kept[-1])
                 break
             graph, remove, moved = gtsam.NonlinearFactorGraph(), [], []
             for k in off:
@@ -480,13 +518,14 @@ class OnlineEstimator:
             for (k, rows), slot in zip(moved, self.smoother.new_factor_indices):
                 self._window[k] = (rows, slot)
             self._counters["relinearizations"] += 1
-        return solved
+        return solved, newest_rows
 
-    def _linearization_off(self, k: int, x: np.ndarray, tolerance: float) -> bool:
-        """Whether the linearization of step k's factor is off at x by more than ``tolerance`` σ in a row
-        left on s once d is eliminated (estimator.factors.reduced_state; what d absorbs moves only d,
-        along the lift). Those rows are an orthogonal map of the residual: no larger than its norm."""
-        residual = self._window[k][0].linearization_residual(x)
+    def _linearization_off(self, k: int, x: np.ndarray, exact: np.ndarray, tolerance: float) -> bool:
+        """Whether the linearization of step k's factor is off at x (its model rows there over their σ:
+        ``exact``) by more than ``tolerance`` σ in a row left on s once d is eliminated
+        (estimator.factors.reduced_state; what d absorbs moves only d, along the lift). Those rows are an
+        orthogonal map of the residual: no larger than its norm."""
+        residual = self._window[k][0].linearization_residual(x, exact)
         return bool(residual @ residual > tolerance ** 2
                     and np.max(np.abs(self._lifts[k].remaining(residual)), initial=0.0) > tolerance)
 
@@ -503,8 +542,9 @@ class OnlineEstimator:
         """The stacked states of ``steps`` from the estimates of their s."""
         return [self._lifts[k](s) for k, s in zip(steps, vectors)]
 
-    def _output(self, k: int) -> tuple:
-        """(q, q̇, q̈, forces, λ, sigma, model) of step k from its estimate."""
+    def _output(self, k: int, sigmas: bool = True) -> tuple:
+        """(q, q̇, q̈, forces, λ, sigma, model) of step k from its estimate (sigma: with ``publish_sigmas``,
+        at level 0, if ``sigmas``)."""
         n, layout, mech = self.layout.n, self.layout, self.mech
         x = self.states[k]
         q, qd, qdd = x[:n].copy(), x[n:2 * n].copy(), x[2 * n:3 * n].copy()
@@ -516,7 +556,7 @@ class OnlineEstimator:
             lam, values, _ = drive_forces_at(mech, q, qd, qdd, self.force_coordinates)
         forces = {name: float(v) for name, v in zip(self.config.unknown_forces, values)}
         sigma = None
-        if self.config.publish_sigmas and self.governor.level == 0:
+        if sigmas and self.config.publish_sigmas and self.governor.level == 0:
             std = np.sqrt(self._lifts[k].variances(self.smoother.marginal_covariance(X(k))))
             sigma = {"q": std[:n], "qd": std[n:2 * n], "forces": std[layout.force]}
         model = {"gravity_error": float(x[layout.gravity_error][0])} if layout.gravity else {}

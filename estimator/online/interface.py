@@ -31,7 +31,8 @@ class StepEstimate:
     lam: np.ndarray  # multipliers (m; zero on redundant rows)
     sigma: dict[str, np.ndarray] | None  # {"q", "qd", "forces"}: marginal std devs when enabled
     latency: float  # wall seconds of this step (its share when steps are coalesced)
-    update_steps: int  # grid steps in the smoother update that gave this estimate (1 unless coalesced)
+    update_steps: int  # estimates published with this one: the grid steps of its smoother update (1 unless
+    # coalesced); with output_delay, the steps that update published
     flags: tuple[str, ...]  # "startup", "degraded", "coalesced", "recovered", "solver_recovery", "unobservable",
     # "resync", "reinitialized"
     model: dict[str, float] = field(default_factory=dict)  # model-error states: "gravity_error" (gravity_sigma)

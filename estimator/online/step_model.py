@@ -28,9 +28,13 @@ class StepModel:
     rows: RowFunction
     weights: np.ndarray
 
+    def weighted(self, x: np.ndarray) -> np.ndarray:
+        """The rows at x, each over its σ."""
+        return weighted_model_rows(self.rows, self.weights, x, jac=False)[0]
+
     def off_by(self, x: np.ndarray) -> float:
         """max |row / σ| at x: how far x is off the model, in σ."""
-        return float(np.max(np.abs(weighted_model_rows(self.rows, self.weights, x, jac=False)[0])))
+        return float(np.max(np.abs(self.weighted(x))))
 
 
 def step_model(mech: Mechanism, layout: EstimationLayout, config: EstimatorConfig, rows: Sequence[int],

@@ -19,11 +19,11 @@ from sensors.plausibility import reading_bounds
 T_END = 0.6
 
 
-def run(change, bounds: bool = True, gate: float | None = 3000.0) -> tuple[list, Intake]:
+def run(change, bounds: bool = True, gate: float | None = 3000.0, delay: int = 0) -> tuple[list, Intake]:
     """Every reading through the node's path, ``change(message, index, state)`` applied to each map."""
     mech, sensors, _, readings = scenario(T_END, 1)
-    estimator = OnlineEstimator(mech, sensors, EstimatorConfig(unknown_forces=("motor",), outlier_gate=gate),
-                                FixedClock())
+    estimator = OnlineEstimator(mech, sensors, EstimatorConfig(unknown_forces=("motor",), outlier_gate=gate,
+                                                               output_delay=delay), FixedClock())
     intake = Intake(estimator, sensors.dimensions(), max_future_s=1.0, budget_s=1e-3,
                     bounds=reading_bounds(sensors.sensors) if bounds else None)
     estimates, state = [], set()
@@ -84,11 +84,13 @@ def test_the_gate_drops_a_spike_within_the_range_as_an_outlier() -> None:
     assert ungated.counters.dropped == {}
 
 
-def test_a_solver_failure_reinitializes_from_the_next_readings_and_flags_the_estimates() -> None:
+@pytest.mark.parametrize("delay", [0, 5])
+def test_a_solver_failure_reinitializes_from_the_next_readings_and_flags_the_estimates(delay: int) -> None:
     """Without bounds and gate, an accelerometer cov of 1e-300 leaves the linear system indeterminate:
-    the smoother fails twice, the estimator starts up again and the node carries on (no exit)."""
-    estimates, intake = run(once("coupler_accelerometer", 600, cov=[1e-300, 0.0, 0.0, 1e-300]), bounds=False,
-                            gate=None)
+    the smoother fails twice, the estimator starts up again and the node carries on (no exit). With an
+    ``output_delay`` the steps solved before the failed update and still held back are published."""
+    poison = once("coupler_accelerometer", 600, cov=[1e-300, 0.0, 0.0, 1e-300])
+    estimates, intake = run(poison, bounds=False, gate=None, delay=delay)
     counters = intake.estimator.counters
     assert counters["reinitializations"] == 1 and sane(estimates)
     flagged = [e for e in estimates if "reinitialized" in e.flags]
@@ -97,6 +99,10 @@ def test_a_solver_failure_reinitializes_from_the_next_readings_and_flags_the_est
     restart = estimates.index(flagged[0])
     gap = flagged[0].t - estimates[restart - 1].t  # the failed update, then the start-up span
     assert 0.0 < gap < 0.1 and estimates[-1].t > T_END - 0.01
+    assert [e.step for e in estimates[:restart]] == list(range(restart))  # each step before the failed update
+    if delay:
+        undelayed, _ = run(poison, bounds=False, gate=None)
+        assert restart == next(i for i, e in enumerate(undelayed) if "reinitialized" in e.flags)
 
 
 def test_a_start_up_that_fails_starts_again_from_the_next_readings() -> None:
