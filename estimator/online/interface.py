@@ -32,7 +32,8 @@ class StepEstimate:
     sigma: dict[str, np.ndarray] | None  # {"q", "qd", "forces"}: marginal std devs when enabled
     latency: float  # wall seconds of this step (its share when steps are coalesced)
     update_steps: int  # estimates published with this one: the grid steps of its smoother update (1 unless
-    # coalesced); with output_delay, the steps that update published
+    # coalesced); with output_delay, the steps that update published (the first output_delay updates publish
+    # none, so a recorded log's timing lacks them)
     flags: tuple[str, ...]  # "startup", "degraded", "coalesced", "recovered", "solver_recovery", "unobservable",
     # "resync", "reinitialized"
     model: dict[str, float] = field(default_factory=dict)  # model-error states: "gravity_error" (gravity_sigma)
