@@ -13,8 +13,9 @@ already processed is ``late``. Step k > 0: prediction from step k − 1, then th
 
 Not carried by the filters: unknown forces (``unknown_forces`` must be empty: an error; likewise
 ``gravity_sigma`` and a non-zero ``output_delay``), sensors' bias states (the bias is taken as zero),
-robust losses, load cells on λ (``ignored``). Estimates: q, q̇ and q̈ of the model at the corrected state, λ from the equations of
-motion there, σ of q and q̇ from the covariance when ``publish_sigmas``. Every update covers one step (no degradation or coalescing).
+robust losses, load cells on λ (``ignored``). Estimates: q, q̇ and q̈ of the model at the corrected
+state, λ from the equations of motion there, σ of q and q̇ from the covariance when
+``publish_sigmas``. Every update covers one step (no degradation or coalescing).
 """
 
 from __future__ import annotations
