@@ -63,6 +63,7 @@ from estimator.cli.replay import EstimatesCsv  # noqa: E402
 from estimator.logfile import LogStream  # noqa: E402
 from estimator.node.config import load_node_config  # noqa: E402
 from estimator.node.intake import online_estimator  # noqa: E402
+from estimator.threads import one_blas_thread  # noqa: E402
 from replay.node_control import NodeControl  # noqa: E402
 from replay.pacing import stamp  # noqa: E402
 from replay.publish import log_messages, publish  # noqa: E402
@@ -218,6 +219,7 @@ class UpdateTimer:
 
 def replay_child(log: str, out: str, result: str, bucket_s: float, wall_limit_s: float | None) -> None:
     """The replay as ``mbstate replay`` runs it, timed and sampled; its figures to the JSON file ``result``."""
+    one_blas_thread()
     config = load_node_config(CONFIG)
     csv = EstimatesCsv(out, config.mech)
     series, made = Series(bucket_s), {}

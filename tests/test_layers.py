@@ -22,7 +22,7 @@ LAYERS: dict[str, tuple[int, tuple[str, ...]]] = {
         "estimator.errors", "estimator.model", "estimator.mass", "estimator.constraints", "estimator.kinematics",
         "estimator.forces", "estimator.linalg", "estimator.expressions", "estimator.yaml_file", "estimator.section",
         "estimator.mechanism_file", "estimator.timeseries", "estimator.drive_trajectory", "estimator.assembly",
-        "estimator.argument_types", "estimator.collector", "estimator.dynamics", "estimator.wire")),
+        "estimator.argument_types", "estimator.collector", "estimator.threads", "estimator.dynamics", "estimator.wire")),
     "sensors": (1, ("sensors",)),
     "factors": (2, ("estimator.factors", "estimator.smoother")),
     "online estimator": (3, ("estimator.online", "estimator.graph_dynamics")),

@@ -34,6 +34,7 @@ import numpy as np
 from estimator.argument_types import positive_int
 from estimator.benchmarks import Stalls, Timing, machine, machine_stalls
 from estimator.online.config import EstimatorConfig
+from estimator.threads import one_blas_thread
 from replay.clocks import FixedClock
 from replay.scenarios import TRANSIENT, accuracy, feed, scenario
 
@@ -124,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="also run the default case --repeat times with readings fed at their stamps, "
                              "as a live node gets them (its readings/s column is then the scenario's own rate)")
     args = parser.parse_args(argv)
+    one_blas_thread()
     mech, sensors, truth, readings = scenario(args.t_end, args.seed)
     print(f"four-bar online estimator, {args.t_end:g} s, {len(readings)} readings, seed {args.seed}; {machine()}")
     for sensor in sensors.sensors:

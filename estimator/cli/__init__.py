@@ -3,6 +3,7 @@
 Each command module defines ``register(subparsers)``, which adds its parser and sets ``run``, a
 function of the parsed arguments returning the exit code. User errors (``MbstateError``, bad
 arguments) print one line on stderr and exit with code 2, never a traceback.
+Every command runs BLAS on one thread (estimator.threads).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import importlib
 import sys
 
 from estimator.errors import MbstateError
+from estimator.threads import one_blas_thread
 
 COMMAND_MODULES = ("demo", "run", "replay", "publish", "log", "echo", "simulate", "check", "forward", "inverse", "hybrid",
                    "statics", "bench", "keys", "lab")
@@ -37,6 +39,7 @@ def build_parser() -> ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
     args = build_parser().parse_args(argv)
+    one_blas_thread()
     try:
         return int(args.run(args) or 0)
     except MbstateError as exc:

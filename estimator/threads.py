@@ -1,0 +1,16 @@
+"""BLAS on one thread for the process (every ``mbstate`` command and benchmark runs it first).
+
+The estimator's matrices are small (a step's rows are at most a few hundred entries wide), where
+OpenBLAS's threads gain nothing and, after each call, keep a second core spinning: on a small
+machine the estimator's own thread then waits whenever anything else wants that core (README,
+Accuracy matrix).
+"""
+
+from __future__ import annotations
+
+from threadpoolctl import threadpool_limits
+
+
+def one_blas_thread() -> None:
+    """Limit every BLAS library loaded in this process (numpy's, SciPy's) to one thread."""
+    threadpool_limits(1, user_api="blas")
