@@ -8,9 +8,14 @@ Accuracy matrix).
 
 from __future__ import annotations
 
+import importlib
+
 from threadpoolctl import threadpool_limits
 
 
 def one_blas_thread() -> None:
-    """Limit every BLAS library loaded in this process (numpy's, SciPy's) to one thread."""
+    """Limit the BLAS libraries of numpy and SciPy (each brings its own OpenBLAS) to one thread; both
+    are loaded first, as the limit reaches only the libraries loaded."""
+    for module in ("numpy", "scipy.linalg"):
+        importlib.import_module(module)
     threadpool_limits(1, user_api="blas")

@@ -123,18 +123,33 @@ def _arguments(lift: np.ndarray, delta: float, x: np.ndarray) -> np.ndarray:
 
 @njit(cache=True)
 def _whitened(residual: np.ndarray, d_arguments: np.ndarray, lift: np.ndarray, delta: float, bias: int,
-              white: np.ndarray, loss: int, k: float) -> tuple[np.ndarray, np.ndarray]:
+              white: np.ndarray, loss: int, k: float) -> tuple[np.ndarray, np.ndarray, float]:
     """e = √w W r and ∂e/∂x = √w W ((∂h/∂a) T(δ) + [I on the bias columns from ``bias``, if ≥ 0]),
     w the M-estimator weight at |W r| (sensors.base.robust_weight: ``loss`` 0 none, 1 Huber, 2 Cauchy;
-    threshold k)."""
+    threshold k); and |W r|²."""
     jacobian = d_arguments @ _shifted(lift, delta)
     if bias >= 0:
         for r in range(residual.shape[0]):
             jacobian[r, bias + r] += 1.0
     error = white @ residual
     jacobian = white @ jacobian
-    scale = np.sqrt(robust_weight(loss, k, np.sqrt(error @ error)))
-    return scale * error, scale * jacobian
+    squared = error @ error
+    scale = np.sqrt(robust_weight(loss, k, np.sqrt(squared)))
+    return scale * error, scale * jacobian, squared
+
+
+def whitened_reading(observation: Observation, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """``observation_rows`` at x, and the reading's squared Mahalanobis distance from x there, as
+    ``squared_innovation`` gives it at the reading's own δ: one evaluation of the sensor for both."""
+    term, sensor, delta = observation.term, observation.term.sensor, float(observation.delta)
+    arguments = _arguments(term.lift, delta, x)
+    h, jacobians = sensor.measurement(*[arguments[a:b] for a, b in term.spans], jac=True)
+    bias = -1
+    if term.bias is not None:
+        h, bias = h + x[term.bias], term.bias.start
+    return _whitened(sensor.residual(h, observation.z), jacobians[0] if len(jacobians) == 1
+                     else np.concatenate(jacobians, axis=1), term.lift, delta, bias, observation.whitening,
+                     *term.robust)
 
 
 def observation_rows(observation: Observation, x: np.ndarray,
@@ -147,15 +162,7 @@ def observation_rows(observation: Observation, x: np.ndarray,
     Python overhead would dominate every reading. T(δ) is applied here, not formed once per reading
     on arrival in ``add``, which cost more. The Jacobians are formed even for ``jac`` False (GTSAM
     asks for the error alone rarely), so there is one path."""
-    term, sensor, delta = observation.term, observation.term.sensor, float(observation.delta)
-    arguments = _arguments(term.lift, delta, x)
-    h, jacobians = sensor.measurement(*[arguments[a:b] for a, b in term.spans], jac=True)
-    bias = -1
-    if term.bias is not None:
-        h, bias = h + x[term.bias], term.bias.start
-    error, jacobian = _whitened(sensor.residual(h, observation.z), jacobians[0] if len(jacobians) == 1
-                                else np.concatenate(jacobians, axis=1), term.lift, delta, bias,
-                                observation.whitening, *term.robust)
+    error, jacobian, _ = whitened_reading(observation, x)
     return error, jacobian if jac else None
 
 
@@ -209,9 +216,10 @@ class LinearizedStep:
         self.observations: list[Observation] = []
         self._rows = [weighted_model_rows(model, model_weights, x0)]
 
-    def add(self, observation: Observation) -> None:
+    def add(self, observation: Observation, rows: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        """Add a reading and its rows at x0 (``rows``: already evaluated there, else evaluated here)."""
         self.observations.append(observation)
-        self._rows.append(observation_rows(observation, self.x0))
+        self._rows.append(rows if rows is not None else observation_rows(observation, self.x0))
 
     def drop_oldest(self) -> None:
         """Forget the oldest reading (the estimator's bound on pending readings)."""

@@ -116,7 +116,8 @@ from estimator.factors.estimation_state import EstimationLayout, prior_relation
 from estimator.factors.frozen import FreezeSwitch, freezable
 from estimator.factors.keys import X, TimeGrid
 from estimator.factors.native import linearized_factor
-from estimator.factors.observation_stack import LinearizedStep, Observation, SensorTerm, sensor_term, stacked_step_error
+from estimator.factors.observation_stack import (LinearizedStep, Observation, SensorTerm, sensor_term,
+                                                 squared_innovation, stacked_step_error, whitened_reading)
 from estimator.factors.reduced_state import Lift, ReducedState, StepRelation, Unresolved
 from estimator.kinematics import AssemblyError, suggested_independent
 from estimator.model import Mechanism
@@ -277,12 +278,23 @@ class OnlineEstimator:
         return disposition
 
     def _attach(self, reading: Reading, term: SensorTerm) -> str:
-        """The disposition of a reading for the running grid (module docstring, Readings), not counted."""
+        """The disposition of a reading for the running grid (module docstring, Readings), not counted.
+        Checked by the outlier gate against the state of its reference step (outliers.OutlierGate); when
+        that is its own step's draft guess, the rows it gets there are evaluated once, for both."""
         k = self.grid.step(reading.t)
         observation = Observation(term, reading.value, term.whitening(reading.cov), reading.t - self.grid.time(k))
-        if self.gate.refuses(reading.sensor, observation, k, self.states, self._next):
-            return "outlier"
-        return self.readings.place(observation, k, self._next)
+        j, rows = self.gate.reference(k, self.states, self._next), None
+        if j is not None:
+            draft = self.readings.drafts.get(k) if j == k else None
+            if draft is not None:
+                error, jacobian, distance = whitened_reading(observation, draft.rows.x0)
+                rows = (error, jacobian)
+            else:
+                distance = squared_innovation(observation, self.states[j],
+                                              observation.delta + (k - j) * self.config.dt)
+            if self.gate.refuses(reading.sensor, distance):
+                return "outlier"
+        return self.readings.place(observation, k, self._next, rows)
 
     def _start(self, sensor_time: float) -> bool:
         """Start-up (module docstring): True once the grid and the initial state are set."""

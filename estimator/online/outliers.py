@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from estimator.factors.observation_stack import Observation, squared_innovation
 from estimator.online.config import EstimatorConfig
 
 
@@ -18,19 +17,19 @@ class OutlierGate:
         self.config = config
         self.runs: dict[str, int] = {}
 
-    def refuses(self, sensor: str, observation: Observation, k: int, states: dict[int, np.ndarray],
-                next_step: int) -> bool:
-        """The reading against the state of step k, else of step k − 1, carried to its stamp, where that
-        state is solved or is the guess of the next step to solve (one step predicted; guesses further
-        ahead, while coalescing, are no reference: the accelerometer's q̈ is held over the steps). Not
-        in the first window after a start either: the start prior leaves q̈, λ and the forces loose."""
+    def reference(self, k: int, states: dict[int, np.ndarray], next_step: int) -> int | None:
+        """The step whose state a reading of step k is checked against, carried to its stamp: k, else
+        k − 1, where that state is solved or is the guess of the next step to solve (one step
+        predicted; guesses further ahead, while coalescing, are no reference: the accelerometer's q̈
+        is held over the steps). None: not checked, nor in the first window after a start (the start
+        prior leaves q̈, λ and the forces loose)."""
+        if self.config.outlier_gate is None or k <= self.config.lag:
+            return None
+        return next((j for j in (k, k - 1) if j in states and j <= next_step), None)
+
+    def refuses(self, sensor: str, distance: float) -> bool:
+        """Whether a reading of ``sensor`` at squared distance ``distance`` from its reference is refused."""
         gate = self.config.outlier_gate
-        if gate is None or k <= self.config.lag:
-            return False
-        j = next((j for j in (k, k - 1) if j in states and j <= next_step), None)
-        if j is None:
-            return False
-        distance = squared_innovation(observation, states[j], observation.delta + (k - j) * self.config.dt)
         run = self.runs.get(sensor, 0)
         if distance <= gate * gate:
             self.runs[sensor] = 0

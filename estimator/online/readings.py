@@ -9,6 +9,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+import numpy as np
+
 from estimator.factors.keys import drop_oldest
 from estimator.factors.observation_stack import Observation
 from estimator.online.drafting import DraftStep
@@ -27,12 +29,14 @@ class StepReadings:
         self.late: dict[int, list[Observation]] = {}
         self.count = 0
 
-    def place(self, observation: Observation, k: int, next_step: int) -> str:
-        """Attach a reading of step k (``next_step``: the first step not processed); its disposition,
-        ``pending``, ``used`` or ``late``."""
+    def place(self, observation: Observation, k: int, next_step: int,
+              rows: tuple[np.ndarray, np.ndarray] | None = None) -> str:
+        """Attach a reading of step k (``next_step``: the first step not processed; ``rows``: its rows at
+        the guess of step k's draft, if already evaluated); its disposition, ``pending``, ``used`` or
+        ``late``."""
         if k >= next_step:
             if k in self.drafts:
-                self.drafts[k].rows.add(observation)
+                self.drafts[k].rows.add(observation, rows)
             else:
                 self.pending.setdefault(k, []).append(observation)
             self.count += 1

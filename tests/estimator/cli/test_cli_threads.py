@@ -1,4 +1,4 @@
-"""Every ``mbstate`` command runs BLAS on one thread (estimator.cli), whatever the process started with."""
+"""Every ``mbstate`` command runs BLAS on one thread (estimator.threads), whatever the process started with."""
 
 import os
 import subprocess
@@ -8,7 +8,7 @@ from conftest import MECHANISMS, REPO
 
 PROBE = """
 import sys
-import numpy  # loads OpenBLAS with the thread count of its environment
+import numpy  # loads its OpenBLAS with the thread count of its environment (SciPy's comes with the command)
 from threadpoolctl import threadpool_info
 from estimator.cli import main
 
@@ -26,4 +26,4 @@ def test_a_command_limits_blas_to_one_thread() -> None:
     result = subprocess.run([sys.executable, "-c", PROBE, str(MECHANISMS / "pendulum.yaml")], cwd=REPO, env=env,
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert result.stderr.strip().splitlines()[-1] == "[2] [1] 0"
+    assert result.stderr.strip().splitlines()[-1] == "[2] [1] 0"  # every BLAS library (numpy's, SciPy's)

@@ -17,7 +17,8 @@ from estimator.errors import MbstateError
 from estimator.factors.estimation_state import dynamics_rows, kinematic_rows
 from estimator.factors.frozen import FreezeSwitch, freezable
 from estimator.factors.keys import X
-from estimator.factors.observation_stack import LinearizedStep, Observation, observation_rows, stacked_step_error
+from estimator.factors.observation_stack import (LinearizedStep, Observation, observation_rows, squared_innovation,
+                                                 stacked_step_error, whitened_reading)
 from estimator.node.intake import Intake
 from estimator.online.config import EstimatorConfig
 from estimator.online.estimator import OnlineEstimator
@@ -115,6 +116,22 @@ def test_robust_loss_reweights_error_and_jacobian_by_the_same_factor() -> None:
         scale = np.sqrt(min(1.0, 1.345 / abs(plain[0][0])))
         np.testing.assert_allclose(robust[0], scale * plain[0], rtol=1e-12)
         np.testing.assert_allclose(robust[1], scale * plain[1], rtol=1e-12)
+
+
+def test_whitened_reading_gives_the_rows_and_the_distance_before_the_robust_weight() -> None:
+    """whitened_reading: observation_rows and squared_innovation in one evaluation, the distance that of
+    the plain residual |W r|² even where the robust loss scales the rows down."""
+    est = estimator()
+    term = est.terms["coupler_gyro"]  # huber, k = 1.345
+    x = state(200, est, np.random.default_rng(2))
+    for z, delta in ((0.0, 0.0), (5.0, 3e-4)):
+        observation = Observation(term, np.array([z]), term.whitening(None), delta)
+        error, jacobian, distance = whitened_reading(observation, x)
+        expected_error, expected_jacobian = observation_rows(observation, x)
+        np.testing.assert_array_equal(error, expected_error)
+        np.testing.assert_array_equal(jacobian, expected_jacobian)
+        assert distance == pytest.approx(squared_innovation(observation, x, delta), rel=1e-12)
+    assert distance > error @ error  # the loss weighed the far reading down
 
 
 def test_a_reading_off_the_grid_is_compared_at_its_own_stamp() -> None:
@@ -337,6 +354,38 @@ def test_drafting_ahead_changes_no_number(tick: float, monkeypatch: pytest.Monke
     assert [e.update_steps for e in out] == [e.update_steps for e in expected]
     assert all(np.array_equal(a.q, b.q) and np.array_equal(a.qdd, b.qdd) and a.forces == b.forces
                for a, b in zip(out, expected))
+
+
+def test_a_reading_of_the_next_step_is_evaluated_once_for_the_outlier_gate_and_its_rows(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reading of the next step to solve is checked by the outlier gate at that step's draft guess,
+    where its rows are linearized as it arrives: its sensor is evaluated once for both. A reading of
+    the step after it is checked against the next step's guess carried on (one evaluation; its rows
+    come when its step is drafted)."""
+    _, _, _, readings = case()
+    est = estimator()
+    run_until(est, readings, 0.1)  # past the first window, where the gate is off
+    calls = []
+    for term in est.terms.values():
+        if term is not None:
+            def counted(*blocks, jac=True, _measurement=term.sensor.measurement):
+                calls.append(1)
+                return _measurement(*blocks, jac=jac)
+            monkeypatch.setattr(term.sensor, "measurement", counted)
+    evaluations = {0: [], 1: []}  # by step after the next one to solve
+    for reading in (r for r in readings if 0.1 < r.t <= 0.2):
+        est._between_steps()  # the drafting add does first, done here so as not to count it
+        ahead, before = est.grid.step(reading.t) - est.next_step, len(calls)
+        assert est.add(reading) == "pending"
+        evaluations[ahead].append(len(calls) - before)
+        if ahead == 0:  # the rows the gate's evaluation left are the reading's rows at the draft's guess
+            rows = est.readings.drafts[est.next_step].rows
+            (e, [jacobian]), (fresh_e, [fresh_jacobian]) = rows.linearization(), rows.at(rows.x0).linearization()
+            np.testing.assert_array_equal(e, fresh_e)
+            np.testing.assert_array_equal(jacobian, fresh_jacobian)
+        est.advance(reading.t)
+    assert len(evaluations[0]) > 100 and set(evaluations[0]) == {1}
+    assert set(evaluations[1]) <= {1}
 
 
 class PatternClock:
