@@ -232,14 +232,12 @@ class LinearizedStep:
     def error_function(self) -> Callable:
         return stacked_step_error(self.model, self.model_weights, self.observations)
 
-    def linearization_residual(self, x: np.ndarray, exact: np.ndarray | None = None) -> np.ndarray:
-        """e(x) − (e(x0) + ∂e/∂x(x0) (x − x0)) over the model rows (the first rows of the factor): how far
-        their linearization at x0 is off at x, in σ (the rows are whitened); ``exact``: e(x) if the caller
-        has it. The readings' rows are not evaluated: one compiled call instead of one per reading, and
-        the model rows are where the curvature is."""
+    def linearization_residual(self, x: np.ndarray, exact: np.ndarray) -> np.ndarray:
+        """e(x) − (e(x0) + ∂e/∂x(x0) (x − x0)) over the model rows (the first rows of the factor), ``exact``
+        their e(x): how far their linearization at x0 is off at x, in σ (the rows are whitened). The
+        readings' rows are not taken: one compiled call instead of one per reading, and the model rows
+        are where the curvature is."""
         error, jacobian = self._rows[0]
-        if exact is None:
-            exact = weighted_model_rows(self.model, self.model_weights, x, jac=False)[0]
         return exact - error - jacobian @ (x - self.x0)
 
     def at(self, x: np.ndarray) -> LinearizedStep:

@@ -312,7 +312,7 @@ class OnlineEstimator:
         try:
             with np.errstate(all="ignore"):
                 x0, force_sigmas = initial_state(self.mech, self.layout, by_sensor, self.terms, t0, self._assembled,
-                                                  KnownVelocity(self.config.initial_velocity, self.config.velocity_sigma))
+                                                  KnownVelocity.of(self.config))
             if not np.isfinite(x0).all():
                 raise FloatingPointError("a non-finite start state")
         except (np.linalg.LinAlgError, AssemblyError, FloatingPointError) as exc:

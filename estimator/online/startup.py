@@ -35,6 +35,7 @@ from estimator.factors.observation_stack import Observation, SensorTerm, observa
 from estimator.forces import generalized_forces
 from estimator.kinematics import AssemblyError, solve_acceleration_problem, solve_position_problem
 from estimator.model import Mechanism
+from estimator.online.config import EstimatorConfig
 from sensors.base import Sensor, wrap_angle
 from sensors.messages import Reading
 
@@ -54,6 +55,11 @@ class KnownVelocity:
 
     values: tuple[tuple[str, float], ...] = ()
     sigma: float = 1.0
+
+    @classmethod
+    def of(cls, config: EstimatorConfig) -> KnownVelocity:
+        """The config's ``initial_velocity``, known to its ``velocity_sigma``."""
+        return cls(config.initial_velocity, config.velocity_sigma)
 
 
 @dataclass(frozen=True)

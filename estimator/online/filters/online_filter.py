@@ -152,7 +152,7 @@ class OnlineFilter:
             return False
         t0 = max(self._first, max(r.t for r in self._buffer) - 0.5 * self.config.startup_span)
         x0, _ = initial_state(self.mech, self.layout, by_sensor, self._terms, t0, self._assembled,
-                              KnownVelocity(self.config.initial_velocity, self.config.velocity_sigma))
+                              KnownVelocity.of(self.config))
         n = self.mech.n
         self._filter.start(x0[:n], x0[n:2 * n], self.config.position_sigma, self.config.velocity_sigma)
         self._grid = TimeGrid(t0, self.config.dt)

@@ -10,7 +10,7 @@ from conftest import MECHANISMS, REPO
 
 from estimator.constraints import constraint_values
 from estimator.errors import MbstateError
-from estimator.factors.observation_stack import LinearizedStep
+from estimator.factors.observation_stack import LinearizedStep, weighted_model_rows
 from estimator.kinematics import solve_velocity_problem
 from estimator.mechanism_file import load_mechanism
 from estimator.online.config import EstimatorConfig
@@ -52,7 +52,8 @@ def test_the_fit_unwraps_angles_across_pi() -> None:
 
 def off(rows: LinearizedStep, x: np.ndarray) -> float:
     """The largest linearization error of the model rows at x, in σ."""
-    return float(np.max(np.abs(rows.linearization_residual(x))))
+    exact = weighted_model_rows(rows.model, rows.model_weights, x, jac=False)[0]
+    return float(np.max(np.abs(rows.linearization_residual(x, exact))))
 
 
 def test_linearization_error_is_zero_at_the_point_and_quadratic_away_from_it() -> None:
