@@ -17,6 +17,7 @@ from datetime import date
 from pathlib import Path
 
 import numpy as np
+from threadpoolctl import threadpool_info
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "mechanisms"
 
@@ -72,5 +73,8 @@ def machine_stalls(seconds: float = 5.0) -> Stalls:
 
 
 def machine() -> str:
-    """One line naming the machine and the date, to go with every reported figure."""
-    return f"{platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}, {date.today()}"
+    """One line naming the machine, the BLAS threads (estimator.threads) and the date, to go with every
+    reported figure."""
+    threads = sorted({pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"})
+    return (f"{platform.machine()} {os.cpu_count()} cores, BLAS threads {'/'.join(map(str, threads)) or '—'}, "
+            f"Python {platform.python_version()}, {date.today()}")
