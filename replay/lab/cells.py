@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from estimator.node.config import NodeConfig, NodeParams
+from estimator.threads import one_blas_thread
 from replay.clocks import MeasuredFixedClock
 from replay.lab.suite import Cell, Scenario, Suite, load_suite
 from replay.replay import replay_readings
@@ -112,7 +113,9 @@ def scores(scenario: Scenario, truth: Truth, estimates: list, angles: set[str], 
 
 def run_cell(suite_path: Path, cell: Cell, duration: float | None = None, keep_series: bool = True) -> CellResult:
     """The cell of the module docstring (``duration`` overrides the suite's); an estimator that raises
-    gives a result with ``error`` and the scores of the estimates before it."""
+    gives a result with ``error`` and the scores of the estimates before it. BLAS on one thread
+    (estimator.threads), as in the node, whatever the worker was started with."""
+    one_blas_thread()
     suite: Suite = load_suite(suite_path)
     scenario = suite.scenarios[cell.scenario]
     duration = duration or suite.duration
