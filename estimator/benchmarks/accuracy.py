@@ -338,17 +338,20 @@ def _plain(value: Any) -> Any:
 
 def accuracy_matrix(duration: float, mechanisms: Sequence[str] = (), sets: Sequence[str] = (),
                     motions: Sequence[str] = (), as_json: bool = False,
-                    path: str | Path = MATRIX) -> list[CellResult]:
+                    path: str | Path = MATRIX, estimator: str | Path | None = None) -> list[CellResult]:
     """Run the chosen cells one at a time and print the table (rows as they finish) or, ``as_json``,
-    one JSON object at the end (progress on stderr); the results."""
+    one JSON object at the end (progress on stderr); the results. ``estimator``: a node configuration
+    whose estimator settings replace those of the matrix file's ``estimator``."""
     matrix = load_matrix(path)
+    if estimator is not None:
+        matrix = dataclasses.replace(matrix, base=load_node_config(estimator))
     cells = matrix.cells(mechanisms, sets, motions)
     if not cells:
         raise MbstateError("no cell of the matrix has that mechanism, set and motion")
     before = machine_stalls(STALL_SECONDS)
     if not as_json:
-        print(f"accuracy matrix: {len(cells)} cells of {duration:g} s (seed {SEED}), RMSE over the whole run; "
-              f"{machine()}")
+        print(f"accuracy matrix: {len(cells)} cells of {duration:g} s (seed {SEED}), RMSE over the whole run, "
+              f"estimator of {Path(matrix.base.source).name}; {machine()}")
         print(bars_text())
         print(stall_line(before))
         print(HEADER, flush=True)
@@ -364,7 +367,8 @@ def accuracy_matrix(duration: float, mechanisms: Sequence[str] = (), sets: Seque
             print(row(results[-1], len(notes)), flush=True)
     after = machine_stalls(STALL_SECONDS)
     if as_json:
-        print(json.dumps({"machine": machine(), "duration_s": duration, "seed": SEED, "rmse_window": "whole run",
+        print(json.dumps({"machine": machine(), "estimator": str(matrix.base.source), "duration_s": duration,
+                          "seed": SEED, "rmse_window": "whole run",
                           "bars": {"angle_rmse_per_quantum": ANGLE_BAR, "force_rmse_per_range": FORCE_BAR,
                                    "p99_ms": LATENCY_BAR_MS},
                           "stalls_before": dataclasses.asdict(before), "stalls_after": dataclasses.asdict(after),

@@ -40,18 +40,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     group.add_argument("--set", nargs="+", action="extend", metavar="SET",
                        help="only these sensor sets (a encoders, b encoders and gyroscopes, c IMU, d all)")
     group.add_argument("--motion", nargs="+", action="extend", choices=MOTIONS, help="only these motions")
+    group.add_argument("--estimator", metavar="CONFIG.yaml",
+                       help="a node configuration whose estimator settings every cell uses instead of the "
+                            "matrix's (configs/bench/README.md)")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    accuracy_options = [f"--{name}" for name in ("duration", "mechanism", "set", "motion")
+    accuracy_options = [f"--{name}" for name in ("duration", "mechanism", "set", "motion", "estimator")
                         if getattr(args, name) is not None]
     if ACCURACY in args.suites:
         if len(args.suites) > 1:
             others = ", ".join(s for s in args.suites if s != ACCURACY)
             raise MbstateError(f"{ACCURACY} runs alone (not with {others})")
         accuracy_matrix(args.duration or ACCURACY_DURATION, args.mechanism or (), args.set or (), args.motion or (),
-                        as_json=args.json)
+                        as_json=args.json, estimator=args.estimator)
         return 0
     if accuracy_options:
         raise MbstateError(f"{', '.join(accuracy_options)}: only for the {ACCURACY} suite")

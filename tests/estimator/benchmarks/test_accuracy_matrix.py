@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from conftest import REPO, cli_exit_code
-from estimator.benchmarks.accuracy import (Cell, CellResult, errors, load_matrix, replay_readings, run_cell,
-                                           truth_of)
+from estimator.benchmarks.accuracy import (Cell, CellResult, accuracy_matrix, errors, load_matrix, replay_readings,
+                                           run_cell, truth_of)
 from estimator.constraints import constraint_jacobian
 from estimator.drive_trajectory import load_drive_trajectory
 from estimator.dynamics.inverse import inverse_dynamics
@@ -165,10 +165,23 @@ def test_a_failing_estimator_ends_the_run_with_its_estimates_so_far() -> None:
     (["bench", "accuracy", "--mechanism", "pendulum", "--motion", "driven"], "no cell of the matrix"),
     (["bench", "accuracy", "node"], "accuracy runs alone"),
     (["bench", "node", "--duration", "1"], "--duration: only for the accuracy suite"),
+    (["bench", "node", "--estimator", "x.yaml"], "--estimator: only for the accuracy suite"),
+    (["bench", "accuracy", "--estimator", "nope.yaml"], "nope.yaml: cannot read file"),
 ])
 def test_bench_accuracy_argument_errors(capsys, argv: list[str], message: str) -> None:
     assert cli_exit_code(argv) == 2
     assert message in capsys.readouterr().err
+
+
+def test_the_estimator_option_replaces_the_matrix_estimator(capsys) -> None:
+    """``--estimator``: configs/bench/smoothed_output.yaml publishes each estimate 7 steps late, smoothed by
+    the readings after it: the same steps, each nearer the truth than the matrix's newest-step estimate."""
+    cell = {"mechanisms": ["pendulum"], "sets": ["a"], "motions": ["free"], "as_json": True}
+    newest, = accuracy_matrix(0.3, **cell)
+    smoothed, = accuracy_matrix(0.3, **cell, estimator=REPO / "configs" / "bench" / "smoothed_output.yaml")
+    assert '"estimator": "' in capsys.readouterr().out
+    assert smoothed.steps == newest.steps
+    assert smoothed.joint_rmse["theta"] < 0.8 * newest.joint_rmse["theta"]
 
 
 def ci_cells() -> list:
