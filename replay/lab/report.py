@@ -172,7 +172,7 @@ def _model_figure(scenario: Scenario, results: Sequence[CellResult], out: Path, 
     axis.set_xlabel("t [s]")
     axis.set_ylabel("gravity error g")
     axis.set_title(f"{scenario.name}: the estimated relative gravity error (seed {carrying[0].cell.seed})")
-    axis.legend(fontsize=8)
+    axis.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the plot: off the transients
     return [_saved(fig, plt, out / f"gravity_{scenario.name}.png",
                    f"{scenario.name}: the estimated gravity error against the scenario's")]
 
