@@ -97,7 +97,7 @@ def _numbers(key: str, value: object, size: int) -> np.ndarray:
     if len(items) != size:
         raise MessageError(f"'{key}' must have {size} element{'s' if size != 1 else ''}, got {len(items)}")
     array = np.array(items, dtype=float)
-    if not np.all(np.isfinite(array)):
+    if not all(map(math.isfinite, array.tolist())):  # a few floats: cheaper than numpy's calls
         raise MessageError(f"'{key}' has a non-finite element: {shown(value)}")
     return array
 
