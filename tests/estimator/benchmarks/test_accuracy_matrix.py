@@ -15,6 +15,7 @@ from types import ModuleType, SimpleNamespace
 import numpy as np
 import pytest
 
+import estimator.benchmarks.accuracy as accuracy
 from conftest import REPO, cli_exit_code
 from estimator.benchmarks.accuracy import (Cell, CellResult, accuracy_matrix, errors, load_matrix, replay_readings,
                                            run_cell, truth_of)
@@ -173,9 +174,10 @@ def test_bench_accuracy_argument_errors(capsys, argv: list[str], message: str) -
     assert message in capsys.readouterr().err
 
 
-def test_the_estimator_option_replaces_the_matrix_estimator(capsys) -> None:
+def test_the_estimator_option_replaces_the_matrix_estimator(capsys, monkeypatch: pytest.MonkeyPatch) -> None:
     """``--estimator``: configs/bench/smoothed_output.yaml publishes each estimate 7 steps late, smoothed by
     the readings after it: the same steps, each nearer the truth than the matrix's newest-step estimate."""
+    monkeypatch.setattr(accuracy, "STALL_SECONDS", 0.0)  # no machine check around the two short runs
     cell = {"mechanisms": ["pendulum"], "sets": ["a"], "motions": ["free"], "as_json": True}
     newest, = accuracy_matrix(0.3, **cell)
     smoothed, = accuracy_matrix(0.3, **cell, estimator=REPO / "configs" / "bench" / "smoothed_output.yaml")
