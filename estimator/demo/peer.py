@@ -18,8 +18,8 @@ machine's cores with the node):
 4. reads the estimates up to the node's last status (state ``stopped``, published when the node
    closes) and writes DIR/report.msgpack: ``{sent, estimates (maps), stopped (that status or nil)}``.
 
-SIGTERM (the node stopped for another reason) skips what is left of 2 and 3; SIGINT is ignored: the
-node's process owns Ctrl-C and stops the peer. Every wait is bounded; if the node's process
+SIGTERM (the node stopped for another reason) skips what is left of 2 and 3, and is ignored once the
+report is written; SIGINT is ignored: the node's process owns Ctrl-C and stops the peer. Every wait is bounded; if the node's process
 disappears the peer stops within ORPHAN_CHECK_S + LAST_STATUS_WAIT_S and removes DIR.
 """
 
@@ -147,6 +147,10 @@ def main(argv: list[str] | None = None) -> int:
     except MbstateError as exc:
         print(f"mbstate demo (sensor process): error: {exc}", file=sys.stderr)
         return 2
+    finally:
+        # the node's side may ask it to finish (SIGTERM) just as it finishes by itself: ignored from here on,
+        # since the interpreter's shutdown gives a signal with a Python handler back its default action (exit)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if orphaned.is_set():  # nobody will read the report or remove the directory
         shutil.rmtree(directory, ignore_errors=True)
         return 1
