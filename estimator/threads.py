@@ -1,4 +1,4 @@
-"""BLAS on one thread for the process (every ``mbstate`` command and benchmark runs it first).
+"""BLAS on one thread for the process (every ``mbstate`` command, benchmark and lab cell runs it first).
 
 The estimator's matrices are small (a step's rows are at most a few hundred entries wide), where
 OpenBLAS's threads gain nothing and, after each call, keep a second core spinning: on a small
