@@ -19,8 +19,9 @@ machine's cores with the node):
    closes) and writes DIR/report.msgpack: ``{sent, estimates (maps), stopped (that status or nil)}``.
 
 SIGTERM (the node stopped for another reason) skips what is left of 2 and 3, and is ignored once the
-report is written; SIGINT is ignored: the node's process owns Ctrl-C and stops the peer. Every wait is bounded; if the node's process
-disappears the peer stops within ORPHAN_CHECK_S + LAST_STATUS_WAIT_S and removes DIR.
+report is written; SIGINT is ignored: the node's process owns Ctrl-C and stops the peer. Every wait
+is bounded; if the node's process disappears the peer stops within ORPHAN_CHECK_S +
+LAST_STATUS_WAIT_S and removes DIR.
 """
 
 from __future__ import annotations
