@@ -71,3 +71,30 @@ def with_gravity(mech: Mechanism, gravity: np.ndarray) -> Mechanism:
     q_force.setflags(write=False)
     return dataclasses.replace(mech, gravity=gravity, gravity_z=gravity_z,
                                arrays=mech.arrays._replace(q_force=q_force))
+
+
+@dataclasses.dataclass(frozen=True)
+class BodyMassTerms:
+    """Each body with mass's share of M and of the gravity force on the moving coordinates:
+    ``matrices`` M_b (nm x n x n) and ``gravity`` Q_g,b (n x nm), M = Σ_b M_b and Q_g = Σ_b Q_g,b
+    (module docstring); ``names`` the bodies'; ``distribution`` P = I − 1 wᵀ (nm x nm), w_b = m_b / Σ m:
+    μ = P ν keeps Σ_b m_b μ_b = 0 for any ν, relative mass errors that move mass between the bodies
+    and leave the total as in the model."""
+
+    names: tuple[str, ...]
+    matrices: np.ndarray
+    gravity: np.ndarray
+    distribution: np.ndarray
+
+
+def body_mass_terms(mech: Mechanism) -> BodyMassTerms:
+    """The BodyMassTerms of ``mech``'s bodies with mass (none: empty terms), under its gravity."""
+    bodies = [body for body in mech.bodies if body.mass > 0.0]
+    size = mech.n + len(mech.arrays.constants)
+    n = mech.n
+    matrices = np.array([assemble_mass_matrix((body,), mech.point_z, n) for body in bodies]).reshape(-1, n, n)
+    gravity = np.array([assemble_gravity_force((body,), mech.point_z, mech.gravity, size)[:n]
+                        for body in bodies]).reshape(-1, n).T
+    fractions = np.array([body.mass for body in bodies]) / sum(body.mass for body in bodies)
+    distribution = np.eye(len(bodies)) - np.outer(np.ones(len(bodies)), fractions)
+    return BodyMassTerms(tuple(body.name for body in bodies), matrices, gravity, distribution)

@@ -1,16 +1,21 @@
 """The stacked state of the online estimator and its process-model factors.
 
-x_k = [q (n); q̇ (n); q̈ (n); F (a); g (0 or 1); Ḟ (0 or a); b (nb); λ (|S|)]: λ on an independent
-subset S of the constraint rows (dynamics only), F the unknown actuator forces (dynamics only), g
-the relative error of the model's gravity (optional, dynamics only: the model's gravity force Q_g
-becomes (1 + g) Q_g), Ḟ the rates of F (the smooth force model), b the biases of the sensors with
-``bias_state`` (each sensor's d entries, in sensor order). One variable per step keeps GTSAM's bookkeeping small (estimator.factors.stacked_state); F,
-g and b ride in it, so their random walks join the integrators in one native factor between
-consecutive states:
+x_k = [q (n); q̇ (n); q̈ (n); F (a); g (0 or 1); ν (0 or nm); Ḟ (0 or a); b (nb); λ (|S|)]: λ on an
+independent subset S of the constraint rows (dynamics only), F the unknown actuator forces (dynamics
+only), g the relative error of the model's gravity (optional, dynamics only: the model's gravity force
+Q_g becomes (1 + g) Q_g), ν for the relative errors μ = P ν of the masses of the model's nm bodies
+with mass (optional, dynamics only: body b's mass matrix M_b and gravity force Q_g,b, its mass and
+inertia, become (1 + μ_b) times the model's; P keeps the total mass, estimator.mass.BodyMassTerms),
+Ḟ the rates of F (the smooth force model), b the biases of the sensors with ``bias_state`` (each
+sensor's d entries, in sensor order). One variable per step keeps GTSAM's bookkeeping small
+(estimator.factors.stacked_state); F, g, ν and b ride in it, so their random walks join the
+integrators in one native factor between consecutive states:
 
     model rows of step k (one Python factor, with that step's readings, estimator.factors.observation_stack):
-      dynamics:    [Φ_S; Φq_S q̇; M q̈ + Φq_Sᵀ λ − Q − E F − Q_g g; Φq_S q̈ − γ_S]
-                   (estimator.dynamics.step_rows, g as one more unknown force, on the column Q_g)
+      dynamics:    [Φ_S; Φq_S q̇; M q̈ + Φq_Sᵀ λ − Q − E F − Q_g g + Σ_b μ_b (M_b q̈ − (1 + g) Q_g,b);
+                    Φq_S q̈ − γ_S]
+                   (estimator.dynamics.step_rows, g as one more unknown force, on the column Q_g;
+                   the mass errors' term: mass_error_rows)
       kinematics:  [Φ_S; Φq_S q̇; Φq_S q̈ − γ_S]                          (its constraint block)
     process rows between steps (native, linear; estimator.factors.native):
       Adams-Moulton of order p on z/ż and ż/z̈ over x_{k+1−p} … x_k (estimator.factors.multistep;
@@ -19,7 +24,7 @@ consecutive states:
       F_k − F_{k−1} ~ N(0, K_F² h) (the force walk), or for smooth forces
       F_k − F_{k−1} − h/2 (Ḟ_{k−1} + Ḟ_k) ~ N(0, J² h³/12 + K_s² h) and Ḟ_k − Ḟ_{k−1} ~ N(0, J² h)
       (K_s a share of K: estimator.online.config.FORCE_STEP_SHARE),
-      g_k − g_{k−1} ~ N(0, K_g² h),
+      g_k − g_{k−1} ~ N(0, K_g² h), ν_k − ν_{k−1} ~ N(0, K_ν² h),
       b_k − b_{k−1} ~ N(0, K_b² h) per sensor,
       kinematics only: z̈_k − z̈_{k−1} ~ N(0, K_j² h) (white jerk, the constant-acceleration model).
 """
@@ -37,6 +42,7 @@ from estimator.dynamics.step_rows import constraint_rows, step_rows
 from estimator.factors.multistep import adams_moulton_error
 from estimator.factors.native import LinearRelation
 from estimator.factors.stacked_state import StateLayout, integrator_on_states
+from estimator.mass import BodyMassTerms
 from estimator.model import Mechanism
 
 
@@ -46,7 +52,8 @@ class EstimationLayout:
     mech.actuators of the unknown forces; ``bias``: bias size of each sensor (0 without bias state);
     ``gravity``: whether x carries the gravity error g; ``independent``: the independent coordinates
     z = q[I] that the process rows integrate (None: every coordinate, an unconstrained q);
-    ``force_rates``: whether x carries Ḟ, the rates of the unknown forces (the smooth force model).
+    ``force_rates``: whether x carries Ḟ, the rates of the unknown forces (the smooth force model);
+    ``masses``: how many mass-error entries ν x carries (0, or one per body with mass).
     The slices are cached: every step's factor reads them."""
 
     n: int
@@ -56,6 +63,7 @@ class EstimationLayout:
     gravity: bool = False
     independent: tuple[int, ...] | None = None
     force_rates: bool = False
+    masses: int = 0
 
     @cached_property
     def integrated(self) -> np.ndarray:
@@ -64,7 +72,7 @@ class EstimationLayout:
 
     @cached_property
     def shared(self) -> np.ndarray:
-        """The columns the factors between steps touch, s = [z; ż; z̈; F; g; Ḟ; b]
+        """The columns the factors between steps touch, s = [z; ż; z̈; F; g; ν; Ḟ; b]
         (estimator.factors.reduced_state)."""
         picked = self.integrated
         return np.concatenate((picked, self.n + picked, 2 * self.n + picked, np.arange(3 * self.n, self.lam.start)))
@@ -94,9 +102,14 @@ class EstimationLayout:
         return slice(self.force.start, self.gravity_error.stop)
 
     @cached_property
+    def mass_error(self) -> slice:
+        """The columns of ν (empty without them), after [F, g]."""
+        return slice(self.gravity_error.stop, self.gravity_error.stop + self.masses)
+
+    @cached_property
     def force_rate(self) -> slice:
-        """The columns of Ḟ (empty without them), after [F, g]."""
-        return slice(self.gravity_error.stop, self.gravity_error.stop + len(self.forces) * self.force_rates)
+        """The columns of Ḟ (empty without them), after ν."""
+        return slice(self.mass_error.stop, self.mass_error.stop + len(self.forces) * self.force_rates)
 
     def bias_of(self, sensor: int) -> slice:
         """Columns of the bias of sensor number ``sensor``."""
@@ -119,20 +132,42 @@ class EstimationLayout:
         return StateLayout(self.n, self.size - 3 * self.n)
 
 
-def dynamics_rows(mech: Mechanism, layout: EstimationLayout, selection: np.ndarray, x: np.ndarray,
-                  jac: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+def dynamics_rows(mech: Mechanism, layout: EstimationLayout, selection: np.ndarray, masses: BodyMassTerms | None,
+                  x: np.ndarray, jac: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
     """e = [Φ_S; Φq_S q̇; M q̈ + Φq_Sᵀ λ − Q − E [F; g]; Φq_S q̈ − γ_S] and ∂e/∂x (E = ``selection``: the
-    actuators' columns, and the column Q_g last when x carries g)."""
+    actuators' columns, and the column Q_g last when x carries g), with the mass errors' term
+    (mass_error_rows) on the bodies of ``masses`` when x carries ν."""
     n, size = layout.n, len(layout.rows)
     error, block = step_rows(mech.arrays, layout.row_indices, selection, x[:n], x[n:2 * n], x[2 * n:3 * n],
                              x[layout.lam], x[layout.loads], jac)
-    if not jac:
-        return error, None
-    jacobian = np.zeros((error.shape[0], layout.size))
-    jacobian[:, :3 * n] = block[:, :3 * n]
-    jacobian[:, layout.lam] = block[:, 3 * n:3 * n + size]
-    jacobian[:, layout.loads] = block[:, 3 * n + size:]
+    jacobian = None
+    if jac:
+        jacobian = np.zeros((error.shape[0], layout.size))
+        jacobian[:, :3 * n] = block[:, :3 * n]
+        jacobian[:, layout.lam] = block[:, 3 * n:3 * n + size]
+        jacobian[:, layout.loads] = block[:, 3 * n + size:]
+    if layout.masses:
+        mass_error_rows(masses, layout, x, slice(2 * size, 2 * size + n), error, jacobian)
     return error, jacobian
+
+
+def mass_error_rows(masses: BodyMassTerms, layout: EstimationLayout, x: np.ndarray, rows: slice,
+                    error: np.ndarray, jacobian: np.ndarray | None) -> None:
+    """Adds Σ_b μ_b (M_b q̈ − (1 + g) Q_g,b) to the equations of motion (``rows`` of ``error``) and its
+    derivatives by q̈, g and ν to ``jacobian`` (None: the error only): body b's mass and inertia
+    (1 + μ_b) times the model's, μ = P ν the state's ν with the total mass kept (P:
+    ``masses.distribution``), g = 0 when x carries no gravity error."""
+    n = layout.n
+    qdd, mu = x[2 * n:3 * n], masses.distribution @ x[layout.mass_error]
+    scale = 1.0 + (x[layout.gravity_error][0] if layout.gravity else 0.0)
+    by_mass = np.einsum("bij,j->ib", masses.matrices, qdd) - scale * masses.gravity  # ∂/∂μ, n x nm
+    error[rows] += by_mass @ mu
+    if jacobian is None:
+        return
+    jacobian[rows, layout.mass_error] += by_mass @ masses.distribution
+    jacobian[rows, 2 * n:3 * n] += np.einsum("b,bij->ij", mu, masses.matrices)
+    if layout.gravity:
+        jacobian[rows, layout.gravity_error] -= (masses.gravity @ mu)[:, None]
 
 
 def kinematic_rows(mech: Mechanism, rows: np.ndarray, layout: EstimationLayout, x: np.ndarray,

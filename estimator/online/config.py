@@ -22,7 +22,7 @@ FORCE_MODELS = ("walk", "smooth")
 FORCE_RATE_TIME = 0.0625  # [s]: K = √T × force_rate (EstimatorConfig, Unknown inputs)
 FORCE_STEP_SHARE = 0.1  # the smooth force model's steps: a walk of this share of K (EstimatorConfig)
 CHOICES = {"kind": KINDS, "factorization": FACTORIZATIONS, "force_model": FORCE_MODELS}  # keys that take a name
-NULLABLE = ("relinearize_threshold", "force_rate", "outlier_gate", "gravity_sigma")  # keys that take null
+NULLABLE = ("relinearize_threshold", "force_rate", "outlier_gate", "gravity_sigma", "mass_sigma")  # may be null
 # largest values of the keys with a natural bound (every other number: estimator.section.LIMIT in magnitude)
 MAXIMA = {"rate": 1e6, "lag": 100_000, "max_relinearizations": 100, "max_coalesce": 10_000,
           "recover_steps": 10_000_000, "max_pending": 10_000_000, "startup_timeout": 3600.0,
@@ -68,6 +68,14 @@ class EstimatorConfig:
       accelerometers read (1 + g) times the model's gravity too (sensors.accelerometer). A model-error
       state for a model whose gravity is off (null, the default: gravity as in the model), seen
       through the motion gravity drives and the accelerometers; it needs the dynamics.
+      ``mass_sigma`` [1]: with a number, the state carries μ_b for each body b with mass, the relative
+      error of its mass (its mass and inertia, hence its share M_b of M and Q_g,b of Q_g, are
+      (1 + μ_b) times the model's: a body's density off), with start priors N(0, mass_sigma²) and random
+      walks of density ``mass_random_walk`` [1/√s] (null, the default: masses as in the model). A
+      model-error state seen through the motion the masses' weight and inertia shape. A common factor
+      of every mass is not seen in free motion (λ scales with it) nor beside unknown forces: the state
+      keeps the model's total mass and moves mass between the bodies (estimator.mass.BodyMassTerms).
+      It needs the dynamics and at least two bodies with mass.
     Model
       ``dynamics``: true — per step M q̈ + Φqᵀλ − Q − E F = 0 (σ ``dynamics_sigma`` [N, N·m]) with
       the constraints; false — the kinematics-only estimator for comparison: the same graph without
@@ -152,6 +160,8 @@ class EstimatorConfig:
     force_model: str = "smooth"
     gravity_sigma: float | None = None
     gravity_random_walk: float = 1e-3
+    mass_sigma: float | None = None
+    mass_random_walk: float = 1e-3
     dynamics: bool = True
     dynamics_sigma: float = 1e-3
     acceleration_noise: float = 0.3
@@ -209,6 +219,8 @@ class EstimatorConfig:
                   ("gravity_sigma", self.gravity_sigma is None or self.gravity_sigma > 0.0,
                    "null or a positive number"),
                   ("gravity_random_walk", self.gravity_random_walk >= 0.0, "at least 0"),
+                  ("mass_sigma", self.mass_sigma is None or self.mass_sigma > 0.0, "null or a positive number"),
+                  ("mass_random_walk", self.mass_random_walk >= 0.0, "at least 0"),
                   ("startup_span", 0.0 <= self.startup_span <= 10.0, "in [0, 10] s"),
                   ("max_coalesce", self.max_coalesce >= 1, "at least 1"), ("recover_steps", self.recover_steps >= 1,
                   "at least 1"), ("recover_fraction", 0.0 < self.recover_fraction <= 1.0, "in (0, 1]"),

@@ -120,6 +120,7 @@ from estimator.factors.observation_stack import (LinearizedStep, Observation, Se
                                                  squared_innovation, stacked_step_error, whitened_reading)
 from estimator.factors.reduced_state import Lift, ReducedState, StepRelation, Unresolved
 from estimator.kinematics import AssemblyError, suggested_independent
+from estimator.mass import body_mass_terms
 from estimator.model import Mechanism
 from estimator.online.config import EstimatorConfig
 from estimator.online.drafting import Drafter, DraftStep
@@ -153,19 +154,24 @@ class OnlineEstimator:
             raise MbstateError(f"estimator.unknown_forces: unknown actuator {unknown[0]!r} "
                                f"(known: {', '.join(names) or 'none'})")
         forces = tuple(names.index(f) for f in config.unknown_forces)
+        dynamics = config.dynamics
+        self.masses = body_mass_terms(mech) if dynamics and config.mass_sigma is not None else None
+        if self.masses is not None and len(self.masses.names) < 2:
+            raise MbstateError("estimator.mass_sigma: the mass errors move mass between bodies, and the "
+                               f"mechanism has {len(self.masses.names)} body with mass")
         assembled = start_anchor(mech, config.initial_state)
         rows = tuple(int(r) for r in independent_constraint_rows(mech, assembled))
-        dynamics = config.dynamics
         self.layout = EstimationLayout(mech.n, rows if dynamics else (), forces if dynamics else (),
                                        tuple(s.dimension if s.params.bias_state else 0 for s in sensors.sensors),
                                        gravity=dynamics and config.gravity_sigma is not None,
                                        independent=tuple(suggested_independent(mech, assembled, len(rows))),
-                                       force_rates=config.force_model == "smooth")
+                                       force_rates=config.force_model == "smooth",
+                                       masses=0 if self.masses is None else len(self.masses.names))
         self.terms: dict[str, SensorTerm | None] = {
             s.params.name: sensor_term(s, i, self.layout, mech.m, len(mech.actuators))
             for i, s in enumerate(sensors.sensors)}
         self.force_coordinates = [mech.actuators[j].coordinate for j in forces]
-        self.model = step_model(mech, self.layout, config, rows, self.force_coordinates)
+        self.model = step_model(mech, self.layout, config, rows, self.force_coordinates, self.masses)
         self.reduced = ReducedState(self.layout)
         self.drafter = Drafter(config, self.layout, self.reduced, self.model, sensors.sensors)
         self._freeze = FreezeSwitch()
@@ -355,6 +361,8 @@ class OnlineEstimator:
         sigmas[layout.force_rate] = 3.0 * config.force_rms_rate
         if layout.gravity:
             sigmas[layout.gravity_error] = config.gravity_sigma
+        if layout.masses:
+            sigmas[layout.mass_error] = config.mass_sigma
         for i, sensor in enumerate(self.sensors.sensors):
             if sensor.params.bias_state:
                 sigmas[layout.bias_of(i)] = sensor.params.noise.bias_sigma
@@ -572,4 +580,7 @@ class OnlineEstimator:
             std = np.sqrt(self._lifts[k].variances(self.smoother.marginal_covariance(X(k))))
             sigma = {"q": std[:n], "qd": std[n:2 * n], "forces": std[layout.force]}
         model = {"gravity_error": float(x[layout.gravity_error][0])} if layout.gravity else {}
+        if layout.masses:
+            mu = self.masses.distribution @ x[layout.mass_error]
+            model |= {f"mass_error.{name}": float(v) for name, v in zip(self.masses.names, mu)}
         return q, qd, qdd, forces, lam, sigma, model

@@ -36,7 +36,8 @@ class StepEstimate:
     # none, so a recorded log's timing lacks them)
     flags: tuple[str, ...]  # "startup", "degraded", "coalesced", "recovered", "solver_recovery", "unobservable",
     # "resync", "reinitialized"
-    model: dict[str, float] = field(default_factory=dict)  # model-error states: "gravity_error" (gravity_sigma)
+    model: dict[str, float] = field(default_factory=dict)  # model-error states: "gravity_error" (gravity_sigma),
+    # "mass_error.<body>" (mass_sigma)
 
 
 class Estimator(Protocol):

@@ -16,6 +16,7 @@ from estimator.factors.dynamics_factors import actuator_selection
 from estimator.factors.estimation_state import EstimationLayout, dynamics_rows, kinematic_rows
 from estimator.factors.observation_stack import RowFunction, weighted_model_rows
 from estimator.factors.step_bundle import step_sigmas
+from estimator.mass import BodyMassTerms
 from estimator.model import Mechanism
 from estimator.online.config import EstimatorConfig
 
@@ -38,10 +39,11 @@ class StepModel:
 
 
 def step_model(mech: Mechanism, layout: EstimationLayout, config: EstimatorConfig, rows: Sequence[int],
-               force_coordinates: Sequence[int]) -> StepModel:
+               force_coordinates: Sequence[int], masses: BodyMassTerms) -> StepModel:
     """The model rows on ``layout`` under ``config``'s σ: the independent constraint ``rows`` at the
     three levels, and with ``config.dynamics`` the equations of motion with unknown forces on
-    ``force_coordinates`` (and the gravity error g when ``layout`` carries it)."""
+    ``force_coordinates`` (and the gravity error g and the mass errors of the bodies of ``masses`` when
+    ``layout`` carries them)."""
     size = len(rows)
     position, velocity, acceleration = (config.constraint_sigma, config.velocity_constraint_sigma,
                                         config.acceleration_constraint_sigma)
@@ -50,7 +52,7 @@ def step_model(mech: Mechanism, layout: EstimationLayout, config: EstimatorConfi
                      else np.zeros((mech.n, 0)))
         if layout.gravity:  # g, the relative gravity error, loads the model's gravity force Q_g
             selection = np.column_stack((selection, mech.gravity_z[:mech.n]))
-        function = partial(dynamics_rows, mech, layout, selection)
+        function = partial(dynamics_rows, mech, layout, selection, masses)
         sigmas = step_sigmas(mech.n, size, position, velocity, config.dynamics_sigma, acceleration)
     else:
         function = partial(kinematic_rows, mech, np.asarray(rows), layout)

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from estimator.errors import MbstateError
 from estimator.node.config import NodeConfig, NodeParams
 from estimator.threads import one_blas_thread
 from replay.clocks import MeasuredFixedClock
@@ -111,20 +112,27 @@ def scores(scenario: Scenario, truth: Truth, estimates: list, angles: set[str], 
     return whole, tail, series
 
 
+def _named(suite: Suite, table: dict, kind: str, name: str):
+    """``table[name]``; MbstateError when the suite, read again by the worker, no longer has it."""
+    if name not in table:
+        raise MbstateError(f"{suite.source}: no {kind} {name!r} any more (the file changed while the lab ran)")
+    return table[name]
+
+
 def run_cell(suite_path: Path, cell: Cell, duration: float | None = None, keep_series: bool = True) -> CellResult:
     """The cell of the module docstring (``duration`` overrides the suite's); an estimator that raises
     gives a result with ``error`` and the scores of the estimates before it. BLAS on one thread
     (estimator.threads), as in the node, whatever the worker was started with."""
     one_blas_thread()
     suite: Suite = load_suite(suite_path)
-    scenario = suite.scenarios[cell.scenario]
+    scenario = _named(suite, suite.scenarios, "scenario", cell.scenario)
     duration = duration or suite.duration
     truth_mech, model = scenario.truth_mechanism(), scenario.model_mechanism()
-    path = scenario.sensor_sets[cell.sensor_set]
+    path = _named(suite, scenario.sensor_sets, "sensor set", cell.sensor_set)
     true_sensors, model_sensors = load_sensors(path, truth_mech), load_sensors(path, model)
     truth = _truth(suite.source, scenario.name, sensor_step(true_sensors), duration)
     readings = [r.to_map() for r in simulate_readings(true_sensors.sensors, truth, cell.seed)]
-    estimator = suite.estimators[cell.estimator]
+    estimator = _named(suite, suite.estimators, "estimator", cell.estimator)
     config = NodeConfig(source=f"{suite.source} ({cell.label()})", mechanism_path=scenario.mechanism,
                         sensors_path=path, mech=model, sensors=model_sensors, estimator=estimator,
                         node=dataclasses.replace(NodeParams(), max_future_s=max(1.0, duration)))

@@ -6,8 +6,8 @@ unknown forces' worst RMSE, p50 of the cost per step [ms, measured under the mac
 the cells that raised. Plots (first seed): per scenario × set, the first scored coordinate's estimate
 against the truth with ±2σ bands where the estimator gives σ (the legend says "no σ" where not), and
 its error over time (log scale); per scenario, bars of the whole-run q RMSE per estimator and set,
-and, where estimators carry the gravity error state (``gravity_sigma``), their g over time against
-the scenario's own error.
+and, where estimators carry the gravity error state (``gravity_sigma``) or the mass errors
+(``mass_sigma``), their g and μ over time against the scenario's own errors.
 """
 
 from __future__ import annotations
@@ -157,24 +157,45 @@ def _saved(fig, plt, path: Path, caption: str) -> tuple[str, str]:
     return path.name, caption
 
 
+def _true_model_errors(scenario: Scenario) -> dict[str, float]:
+    """The scenario's own model errors by state name: g = |g_truth| / |g_model| − 1, and μ_b = the true
+    mass's share of the true total over the model's share of the model's total, less 1 (the state keeps
+    the model's total mass: estimator.mass.BodyMassTerms)."""
+    truth, model = scenario.truth_mechanism(), scenario.model_mechanism()
+    errors = {"gravity_error": float(np.linalg.norm(truth.gravity) / np.linalg.norm(model.gravity) - 1.0)}
+    true_masses, model_masses = ({b.name: b.mass for b in m.bodies if b.mass > 0.0} for m in (truth, model))
+    total = sum(true_masses.values()) / sum(model_masses.values())
+    errors |= {f"mass_error.{name}": true_masses[name] / mass / total - 1.0 for name, mass in model_masses.items()}
+    return errors
+
+
+MODEL_FIGURES = (("gravity", "gravity error g", lambda name: name == "gravity_error"),
+                 ("masses", "mass error μ", lambda name: name.startswith("mass_error.")))
+
+
 def _model_figure(scenario: Scenario, results: Sequence[CellResult], out: Path, plt) -> list[tuple[str, str]]:
-    """The estimators' gravity error g over time (cells that estimate it), against the scenario's own,
-    |g_truth| / |g_model| − 1; none when no cell estimates it."""
-    carrying = [r for r in results if "gravity_error" in r.series.model]
-    if not carrying:
-        return []
-    true = (np.linalg.norm(scenario.truth_mechanism().gravity) / np.linalg.norm(scenario.model_mechanism().gravity)
-            - 1.0)
-    fig, axis = plt.subplots(figsize=(9, 3.5))
-    for r in carrying:
-        axis.plot(r.series.t, r.series.model["gravity_error"], lw=1, label=f"{r.cell.sensor_set}, {r.cell.estimator}")
-    axis.axhline(true, color="k", ls="--", lw=1, label=f"the scenario's {true:.4g}")
-    axis.set_xlabel("t [s]")
-    axis.set_ylabel("gravity error g")
-    axis.set_title(f"{scenario.name}: the estimated relative gravity error (seed {carrying[0].cell.seed})")
-    axis.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the plot: off the transients
-    return [_saved(fig, plt, out / f"gravity_{scenario.name}.png",
-                   f"{scenario.name}: the estimated gravity error against the scenario's")]
+    """The estimators' model-error states over time (cells that estimate them), against the scenario's
+    own (_true_model_errors): one figure for the gravity error g, one for the mass errors μ_b (a plot
+    per body); none for a state no cell estimates."""
+    true = _true_model_errors(scenario)
+    figures = []
+    for stem, label, picks in MODEL_FIGURES:
+        names = sorted({name for r in results for name in r.series.model if picks(name)})
+        if not names:
+            continue
+        fig, axes = plt.subplots(len(names), 1, figsize=(9, 1.0 + 2.5 * len(names)), sharex=True, squeeze=False)
+        for name, axis in zip(names, axes[:, 0]):
+            carrying = [r for r in results if name in r.series.model]
+            for r in carrying:
+                axis.plot(r.series.t, r.series.model[name], lw=1, label=f"{r.cell.sensor_set}, {r.cell.estimator}")
+            axis.axhline(true[name], color="k", ls="--", lw=1, label=f"the scenario's {true[name]:.4g}")
+            axis.set_ylabel(label if len(names) == 1 else name.partition(".")[2])
+            axis.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the plot: off the transients
+        axes[-1, 0].set_xlabel("t [s]")
+        axes[0, 0].set_title(f"{scenario.name}: the estimated {label} (seed {results[0].cell.seed})")
+        figures.append(_saved(fig, plt, out / f"{stem}_{scenario.name}.png",
+                              f"{scenario.name}: the estimated {label} against the scenario's"))
+    return figures
 
 
 def write_report(suite: Suite, results: Sequence[CellResult], table: Sequence[Row], out: Path, header: str) -> Path:

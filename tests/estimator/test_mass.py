@@ -10,7 +10,7 @@ from reference_forms import point_positions
 from estimator.constraints import constraint_jacobian
 from estimator.forces import kinetic_energy, potential_energy
 from estimator.kinematics import solve_position_problem
-from estimator.mass import body_gravity_force, body_mass_matrix
+from estimator.mass import body_gravity_force, body_mass_matrix, body_mass_terms
 from estimator.mechanism_file import load_mechanism
 from estimator.model import Body, Mechanism
 
@@ -169,3 +169,17 @@ def test_gravity_potential_in_any_direction(write_yaml) -> None:
     mech = load_mechanism(write_yaml("gravity: [2.0, -9.0]\n" + BODIES))
     q = mech.q0
     assert potential_energy(mech, q) == pytest.approx(gravity_energy(mech, q), rel=1e-12)
+
+
+@pytest.mark.parametrize("name", ["fourbar_benchmark.yaml", "five_bar.yaml", "pick_and_place.yaml"])
+def test_body_mass_terms_split_the_assembled_mass_matrix_and_gravity(name: str) -> None:
+    """Σ_b M_b = M and Σ_b Q_g,b = the model's gravity force; P ν moves mass between the bodies and keeps
+    the total: Σ_b m_b (P ν)_b = 0."""
+    mech = load_mechanism(MECHANISMS / name)
+    terms = body_mass_terms(mech)
+    np.testing.assert_allclose(terms.matrices.sum(axis=0), mech.arrays.mass, atol=1e-12)
+    np.testing.assert_allclose(terms.gravity.sum(axis=1), mech.gravity_z[:mech.n], atol=1e-12)
+    masses = np.array([b.mass for b in mech.bodies if b.mass > 0.0])
+    assert len(terms.names) == len(masses) > 1
+    nu = np.random.default_rng(3).normal(size=len(masses))
+    assert masses @ terms.distribution @ nu == pytest.approx(0.0, abs=1e-12)

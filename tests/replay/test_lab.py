@@ -11,10 +11,10 @@ import pytest
 
 from conftest import REPO, cli_exit_code
 from estimator.errors import MbstateError
-from replay.lab.cells import scores
+from replay.lab.cells import run_cell, scores
 from replay.lab.report import markdown_table, rows, write_report
 from replay.lab.runner import run_cells
-from replay.lab.suite import load_suite
+from replay.lab.suite import Cell, load_suite
 from sensors.virtual import Truth
 
 TINY = REPO / "tests" / "data" / "lab" / "tiny.yaml"
@@ -91,11 +91,24 @@ def test_a_suite_on_a_two_worker_local_cluster(tmp_path: Path) -> None:
     assert "| gravity_error | coupler_gyro | error_ekf | crank |" in markdown_table(suite, table)
     page = write_report(suite, results, table, tmp_path / "report", "header")
     assert {p.name for p in page.parent.glob("*.png")} == {"track_gravity_error_coupler_gyro.png",
-                                                           "rmse_gravity_error.png", "gravity_gravity_error.png"}
+                                                           "rmse_gravity_error.png", "gravity_gravity_error.png",
+                                                           "masses_gravity_error.png"}
     smoother = next(r for r in results if r.cell.estimator == "smoother" and r.series is not None)
-    assert set(smoother.series.model) == {"gravity_error"} and len(smoother.series.model["gravity_error"]) == \
-        len(smoother.series.t)
+    assert set(smoother.series.model) == {"gravity_error", "mass_error.crank", "mass_error.coupler",
+                                          "mass_error.rocker"}
+    assert all(len(values) == len(smoother.series.t) for values in smoother.series.model.values())
     assert "error_ekf" in page.read_text()
+
+
+def test_a_suite_changed_under_the_workers_is_an_error_naming_it(tmp_path: Path) -> None:
+    """A worker reads the suite file again; a scenario, set or estimator gone from it is a one-line error."""
+    changed = tmp_path / "suite.yaml"
+    changed.write_text(TINY.read_text().replace("../../../configs", str(REPO / "configs")))
+    for cell, named in ((Cell("all_errors", "coupler_gyro", "smoother", 1), "scenario 'all_errors'"),
+                        (Cell("gravity_error", "crank_encoder", "smoother", 1), "sensor set 'crank_encoder'"),
+                        (Cell("gravity_error", "coupler_gyro", "ukf", 1), "estimator 'ukf'")):
+        with pytest.raises(MbstateError, match=f"no {named} any more .the file changed while the lab ran"):
+            run_cell(changed, cell)
 
 
 def test_cli_errors_are_one_line_and_exit_2(tmp_path: Path, capsys) -> None:

@@ -184,6 +184,9 @@ def test_filter_interface_late_readings_reset_and_forces() -> None:
     with pytest.raises(MbstateError, match="does not estimate the gravity error"):
         OnlineFilter(FOURBAR, build_sensors({"sensors": {"g": SENSORS["sensors"]["gyro"]}}, FOURBAR, "test"),
                      EstimatorConfig(kind="error_ekf", gravity_sigma=0.2))
+    with pytest.raises(MbstateError, match="does not estimate the mass errors"):
+        OnlineFilter(FOURBAR, build_sensors({"sensors": {"g": SENSORS["sensors"]["gyro"]}}, FOURBAR, "test"),
+                     EstimatorConfig(kind="error_ekf", mass_sigma=0.1))
 
 
 def test_kind_is_read_from_the_estimator_section_and_chooses_the_estimator(tmp_path) -> None:
