@@ -157,16 +157,16 @@ def _saved(fig, plt, path: Path, caption: str) -> tuple[str, str]:
     return path.name, caption
 
 
-def _true_model_errors(scenario: Scenario) -> dict[str, float]:
-    """The scenario's own model errors by state name: g = |g_truth| / |g_model| − 1, and μ_b = the true
-    mass's share of the true total over the model's share of the model's total, less 1 (the state keeps
-    the model's total mass: estimator.mass.BodyMassTerms)."""
+def true_model_error(scenario: Scenario, name: str) -> float:
+    """The scenario's own error of the model-error state ``name``: g = |g_truth| / |g_model| − 1, or μ_b =
+    body b's share of the true total mass over its share of the model's, less 1 (the state keeps the
+    model's total mass: estimator.mass.BodyMassTerms)."""
     truth, model = scenario.truth_mechanism(), scenario.model_mechanism()
-    errors = {"gravity_error": float(np.linalg.norm(truth.gravity) / np.linalg.norm(model.gravity) - 1.0)}
+    if name == "gravity_error":
+        return float(np.linalg.norm(truth.gravity) / np.linalg.norm(model.gravity) - 1.0)
     true_masses, model_masses = ({b.name: b.mass for b in m.bodies if b.mass > 0.0} for m in (truth, model))
-    total = sum(true_masses.values()) / sum(model_masses.values())
-    errors |= {f"mass_error.{name}": true_masses[name] / mass / total - 1.0 for name, mass in model_masses.items()}
-    return errors
+    body = name.partition(".")[2]
+    return (true_masses[body] / sum(true_masses.values())) / (model_masses[body] / sum(model_masses.values())) - 1.0
 
 
 MODEL_FIGURES = (("gravity", "gravity error g", lambda name: name == "gravity_error"),
@@ -175,9 +175,8 @@ MODEL_FIGURES = (("gravity", "gravity error g", lambda name: name == "gravity_er
 
 def _model_figure(scenario: Scenario, results: Sequence[CellResult], out: Path, plt) -> list[tuple[str, str]]:
     """The estimators' model-error states over time (cells that estimate them), against the scenario's
-    own (_true_model_errors): one figure for the gravity error g, one for the mass errors μ_b (a plot
+    own (true_model_error): one figure for the gravity error g, one for the mass errors μ_b (a plot
     per body); none for a state no cell estimates."""
-    true = _true_model_errors(scenario)
     figures = []
     for stem, label, picks in MODEL_FIGURES:
         names = sorted({name for r in results for name in r.series.model if picks(name)})
@@ -188,7 +187,8 @@ def _model_figure(scenario: Scenario, results: Sequence[CellResult], out: Path, 
             carrying = [r for r in results if name in r.series.model]
             for r in carrying:
                 axis.plot(r.series.t, r.series.model[name], lw=1, label=f"{r.cell.sensor_set}, {r.cell.estimator}")
-            axis.axhline(true[name], color="k", ls="--", lw=1, label=f"the scenario's {true[name]:.4g}")
+            true = true_model_error(scenario, name)
+            axis.axhline(true, color="k", ls="--", lw=1, label=f"the scenario's {true:.4g}")
             axis.set_ylabel(label if len(names) == 1 else name.partition(".")[2])
             axis.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the plot: off the transients
         axes[-1, 0].set_xlabel("t [s]")

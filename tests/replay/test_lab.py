@@ -12,7 +12,7 @@ import pytest
 from conftest import REPO, cli_exit_code
 from estimator.errors import MbstateError
 from replay.lab.cells import run_cell, scores
-from replay.lab.report import markdown_table, rows, write_report
+from replay.lab.report import markdown_table, rows, true_model_error, write_report
 from replay.lab.runner import run_cells
 from replay.lab.suite import Cell, load_suite
 from sensors.virtual import Truth
@@ -98,6 +98,15 @@ def test_a_suite_on_a_two_worker_local_cluster(tmp_path: Path) -> None:
                                           "mass_error.rocker"}
     assert all(len(values) == len(smoother.series.t) for values in smoother.series.model.values())
     assert "error_ekf" in page.read_text()
+
+
+def test_the_scenarios_own_model_errors() -> None:
+    """g = 9.81/8.81 − 1; μ_b: masses 2, 8, 5 kg against the model's 2.2, 7.2, 5.5, as shares of 15 and 14.9 kg."""
+    scenario = load_suite(REPO / "configs" / "lab" / "fourbar_benchmark.yaml").scenarios["mass_error"]
+    assert true_model_error(scenario, "gravity_error") == pytest.approx(9.81 / 8.81 - 1.0)
+    for body, true, model in (("crank", 2.0, 2.2), ("coupler", 8.0, 7.2), ("rocker", 5.0, 5.5)):
+        expected = (true / 15.0) / (model / 14.9) - 1.0
+        assert true_model_error(scenario, f"mass_error.{body}") == pytest.approx(expected)
 
 
 def test_a_suite_changed_under_the_workers_is_an_error_naming_it(tmp_path: Path) -> None:
