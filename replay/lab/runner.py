@@ -14,8 +14,22 @@ from pathlib import Path
 from dask.distributed import Client, LocalCluster, as_completed
 from tqdm import tqdm
 
+from estimator.errors import MbstateError, one_line
 from replay.lab.cells import CellResult, run_cell
 from replay.lab.suite import Cell
+
+SCHEDULER_TIMEOUT_S = 10.0  # [s] for a running scheduler (--scheduler) to answer
+
+
+def _client(scheduler: str | None, cluster: LocalCluster | None) -> Client:
+    """A client of ``cluster``, or of the running scheduler at ``scheduler`` (MbstateError, one line, when
+    the address is malformed or nothing answers within SCHEDULER_TIMEOUT_S)."""
+    if scheduler is None:
+        return Client(cluster)
+    try:
+        return Client(scheduler, timeout=SCHEDULER_TIMEOUT_S)
+    except (OSError, ValueError) as exc:
+        raise MbstateError(f"--scheduler {scheduler}: cannot connect ({one_line(exc)})") from None
 
 
 def run_cells(suite_path: Path, cells: Sequence[Cell], duration: float | None = None, workers: int = 2,
@@ -24,7 +38,7 @@ def run_cells(suite_path: Path, cells: Sequence[Cell], duration: float | None = 
     first_seed = min(c.seed for c in cells)
     cluster = None if scheduler else LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                                   dashboard_address=None, silence_logs=logging.ERROR)
-    with Client(scheduler or cluster) as client:
+    with _client(scheduler, cluster) as client:
         futures = {client.submit(run_cell, Path(suite_path).resolve(), cell, duration, cell.seed == first_seed,
                                  pure=False): i for i, cell in enumerate(cells)}
         results: list[CellResult | None] = [None] * len(cells)

@@ -11,6 +11,7 @@ import pytest
 
 from conftest import REPO, cli_exit_code
 from estimator.errors import MbstateError
+from replay.lab import runner
 from replay.lab.cells import run_cell, scores
 from replay.lab.report import markdown_table, rows, true_model_error, write_report
 from replay.lab.runner import run_cells
@@ -120,9 +121,13 @@ def test_a_suite_changed_under_the_workers_is_an_error_naming_it(tmp_path: Path)
             run_cell(changed, cell)
 
 
-def test_cli_errors_are_one_line_and_exit_2(tmp_path: Path, capsys) -> None:
+def test_cli_errors_are_one_line_and_exit_2(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setattr(runner, "SCHEDULER_TIMEOUT_S", 0.5)
     assert cli_exit_code(["lab", str(tmp_path / "missing.yaml")]) == 2
     assert cli_exit_code(["lab", str(TINY), "--estimator", "dekf"]) == 2
     assert cli_exit_code(["lab", str(TINY), "--workers", "0"]) == 2
+    assert cli_exit_code(["lab", str(TINY), "--scheduler", "localhost"]) == 2  # no port
+    assert cli_exit_code(["lab", str(TINY), "--scheduler", "tcp://127.0.0.1:9"]) == 2  # nothing listens
     lines = capsys.readouterr().err.strip().splitlines()
-    assert len(lines) == 3 and "unknown estimator 'dekf'" in lines[1] and "--workers" in lines[2]
+    assert len(lines) == 5 and "unknown estimator 'dekf'" in lines[1] and "--workers" in lines[2]
+    assert all("--scheduler" in line and "cannot connect" in line for line in lines[3:])
