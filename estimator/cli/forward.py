@@ -15,6 +15,7 @@ from estimator.constraints import constraint_values
 from estimator.dynamics.forward import METHODS, ForwardOptions, simulate
 from estimator.dynamics.integrators import TABLEAUS
 from estimator.dynamics.singularity import near_singularity
+from estimator.errors import MbstateError
 from estimator.forces import kinetic_energy, potential_energy
 from estimator.graph_dynamics.forward import FgOptions, simulate_fg
 from estimator.kinematics import solve_velocity_problem
@@ -23,6 +24,7 @@ from estimator.timeseries import write_csv
 
 
 FG_METHODS = ("fg-dc", "fg-ic")
+MAX_STEPS = 10_000_000  # a forward run holds its whole trajectory in memory (mbstate simulate streams)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -64,6 +66,10 @@ def run(args: argparse.Namespace) -> int:
         held = coordinate_indices(mech, args.velocity, "--velocity")
         qd0 = solve_velocity_problem(mech, q0, np.array(list(args.velocity.values())), held)
     steps = max(1, int(round(args.t_end / args.dt)))
+    if steps > MAX_STEPS:
+        raise MbstateError(f"--t-end {args.t_end:g} s at --dt {args.dt:g} s is {steps:.3g} steps, more than the "
+                           f"{MAX_STEPS:,} a forward run holds in memory (a larger --dt, or mbstate simulate, "
+                           "which streams)")
     start = time.perf_counter()
     if args.method in FG_METHODS:
         solver = SmootherOptions(factorization=args.factorization, relinearize_threshold=args.relinearize_threshold)
