@@ -18,6 +18,18 @@ def positive_float(text: str) -> float:
     return value
 
 
+LONGEST_CELL_S = 600.0  # [s] of simulated time per lab or accuracy cell: its truth and readings are held in memory
+
+
+def cell_duration(text: str) -> float:
+    """argparse type: a positive number of seconds, at most LONGEST_CELL_S."""
+    value = positive_float(text)
+    if value > LONGEST_CELL_S:
+        raise argparse.ArgumentTypeError(f"at most {LONGEST_CELL_S:g} s (a cell's truth and readings are held in "
+                                         f"memory), got {text!r}")
+    return value
+
+
 def positive_int(text: str) -> int:
     """argparse type: an integer >= 1."""
     value = int(text) if text.strip().lstrip("+").isdigit() else 0

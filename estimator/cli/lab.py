@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from estimator.argument_types import positive_float
+from estimator.argument_types import cell_duration
 from estimator.benchmarks import machine
 from estimator.errors import MbstateError
 
@@ -26,8 +26,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", metavar="DIR", help="report directory (default: lab-<suite name>)")
     parser.add_argument("--scheduler", metavar="ADDRESS", help="a running Dask scheduler (default: a LocalCluster)")
     parser.add_argument("--workers", type=int, default=2, help="worker processes of the LocalCluster (default 2)")
-    parser.add_argument("--duration", type=positive_float, metavar="S", help="simulated time per cell [s] "
-                                                                            "(default: the suite's)")
+    parser.add_argument("--duration", type=cell_duration, metavar="S", help="simulated time per cell [s] "
+                                                                           "(default: the suite's)")
     parser.add_argument("--scenario", nargs="+", action="extend", metavar="NAME", help="only these scenarios")
     parser.add_argument("--estimator", nargs="+", action="extend", metavar="NAME", help="only these estimators")
     parser.add_argument("--json", action="store_true", help="print the table as one JSON object")

@@ -57,6 +57,9 @@ def test_suite_errors_name_the_key(tmp_path: Path) -> None:
     bad.write_text(text.replace("kind: error_ekf", "kind: dekf"))
     with pytest.raises(MbstateError, match="estimators.error_ekf.*kind"):
         load_suite(bad)
+    bad.write_text(text.replace("duration: 1.0", "duration: 1.0e+9"))
+    with pytest.raises(MbstateError, match="duration: must be at most 600"):
+        load_suite(bad)
 
 
 def test_scores_of_a_known_error() -> None:
@@ -126,8 +129,10 @@ def test_cli_errors_are_one_line_and_exit_2(tmp_path: Path, capsys, monkeypatch)
     assert cli_exit_code(["lab", str(tmp_path / "missing.yaml")]) == 2
     assert cli_exit_code(["lab", str(TINY), "--estimator", "dekf"]) == 2
     assert cli_exit_code(["lab", str(TINY), "--workers", "0"]) == 2
+    assert cli_exit_code(["lab", str(TINY), "--duration", "1e9"]) == 2
     assert cli_exit_code(["lab", str(TINY), "--scheduler", "localhost"]) == 2  # no port
     assert cli_exit_code(["lab", str(TINY), "--scheduler", "tcp://127.0.0.1:9"]) == 2  # nothing listens
     lines = capsys.readouterr().err.strip().splitlines()
-    assert len(lines) == 5 and "unknown estimator 'dekf'" in lines[1] and "--workers" in lines[2]
-    assert all("--scheduler" in line and "cannot connect" in line for line in lines[3:])
+    assert len(lines) == 6 and "unknown estimator 'dekf'" in lines[1] and "--workers" in lines[2]
+    assert "--duration: at most 600 s" in lines[3]
+    assert all("--scheduler" in line and "cannot connect" in line for line in lines[4:])

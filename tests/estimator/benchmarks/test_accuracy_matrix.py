@@ -166,6 +166,7 @@ def test_a_failing_estimator_ends_the_run_with_its_estimates_so_far() -> None:
     (["bench", "accuracy", "--mechanism", "pendulum", "--motion", "driven"], "no cell of the matrix"),
     (["bench", "accuracy", "node"], "accuracy runs alone"),
     (["bench", "node", "--duration", "1"], "--duration: only for the accuracy suite"),
+    (["bench", "accuracy", "--duration", "1e9"], "--duration: at most 600 s"),
     (["bench", "node", "--estimator", "x.yaml"], "--estimator: only for the accuracy suite"),
     (["bench", "accuracy", "--estimator", "nope.yaml"], "nope.yaml: cannot read file"),
 ])
