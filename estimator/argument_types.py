@@ -6,6 +6,8 @@ import argparse
 
 import numpy as np
 
+from estimator.errors import LIMIT
+
 
 def positive_float(text: str) -> float:
     """argparse type: a finite number > 0."""
@@ -18,15 +20,15 @@ def positive_float(text: str) -> float:
     return value
 
 
-LONGEST_CELL_S = 600.0  # [s] of simulated time per lab or accuracy cell: its truth and readings are held in memory
+LONGEST_SIMULATION_S = 600.0  # [s] of simulated time per lab or accuracy cell or demo: truth and readings in memory
 
 
-def cell_duration(text: str) -> float:
-    """argparse type: a positive number of seconds, at most LONGEST_CELL_S."""
+def simulated_duration(text: str) -> float:
+    """argparse type: a positive number of seconds, at most LONGEST_SIMULATION_S."""
     value = positive_float(text)
-    if value > LONGEST_CELL_S:
-        raise argparse.ArgumentTypeError(f"at most {LONGEST_CELL_S:g} s (a cell's truth and readings are held in "
-                                         f"memory), got {text!r}")
+    if value > LONGEST_SIMULATION_S:
+        raise argparse.ArgumentTypeError(f"at most {LONGEST_SIMULATION_S:g} s (the simulated truth and readings are "
+                                         f"held in memory), got {text!r}")
     return value
 
 
@@ -61,7 +63,7 @@ def vector2(text: str) -> np.ndarray:
 
 
 def assignments(text: str) -> dict[str, float]:
-    """argparse type: ``NAME=VALUE[,NAME=VALUE...]``."""
+    """argparse type: ``NAME=VALUE[,NAME=VALUE...]``, each VALUE finite and at most LIMIT in magnitude."""
     result: dict[str, float] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, sep, value = item.partition("=")
@@ -71,4 +73,6 @@ def assignments(text: str) -> dict[str, float]:
             result[name.strip()] = float(value)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {item!r}") from None
+        if not abs(result[name.strip()]) <= LIMIT:
+            raise argparse.ArgumentTypeError(f"expected a finite VALUE within ±{LIMIT:g}, got {item!r}")
     return result

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from estimator.argument_types import cell_duration
+from estimator.argument_types import simulated_duration
 from estimator.benchmarks import machine
 from estimator.benchmarks.accuracy import MOTIONS, accuracy_matrix
 from estimator.benchmarks.classical import forward_benchmarks, inverse_benchmarks
@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--repeat", type=int, default=3, help="timed repeats per case (default 3)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     group = parser.add_argument_group(f"{ACCURACY} (every cell by default)")
-    group.add_argument("--duration", type=cell_duration, metavar="S",
+    group.add_argument("--duration", type=simulated_duration, metavar="S",
                        help=f"sensor time per cell [s] (default {ACCURACY_DURATION:g}; a drive trajectory may "
                             "end earlier)")
     group.add_argument("--mechanism", nargs="+", action="extend", metavar="NAME", help="only these mechanisms")

@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from estimator.argument_types import positive_float
+from estimator.argument_types import simulated_duration
 from estimator.demo.run import run_demo, summary_text
 
 
@@ -19,7 +19,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "second process to the online estimator node running in this one on loopback, collect the "
                     "estimates with a subscriber and print the node's latency, the errors against the "
                     "simulation's truth and the message counts.")
-    parser.add_argument("--duration", type=positive_float, default=5.0, help="simulated seconds (default 5)")
+    parser.add_argument("--duration", type=simulated_duration, default=5.0,
+                        help="simulated seconds (default 5, at most 600)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sensor noise (default 0)")
     parser.add_argument("--json", action="store_true", help="the summary as one JSON object")
     parser.add_argument("--curve", action="store_true",

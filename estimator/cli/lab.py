@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from estimator.argument_types import cell_duration
+from estimator.argument_types import simulated_duration
 from estimator.benchmarks import machine
 from estimator.errors import MbstateError
 
@@ -26,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", metavar="DIR", help="report directory (default: lab-<suite name>)")
     parser.add_argument("--scheduler", metavar="ADDRESS", help="a running Dask scheduler (default: a LocalCluster)")
     parser.add_argument("--workers", type=int, default=2, help="worker processes of the LocalCluster (default 2)")
-    parser.add_argument("--duration", type=cell_duration, metavar="S", help="simulated time per cell [s] "
+    parser.add_argument("--duration", type=simulated_duration, metavar="S", help="simulated time per cell [s] "
                                                                            "(default: the suite's)")
     parser.add_argument("--scenario", nargs="+", action="extend", metavar="NAME", help="only these scenarios")
     parser.add_argument("--estimator", nargs="+", action="extend", metavar="NAME", help="only these estimators")

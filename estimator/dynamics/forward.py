@@ -89,6 +89,10 @@ def simulate(mech: Mechanism, q0: np.ndarray, qd0: np.ndarray, dt: float, steps:
     if substeps < 1:
         raise MbstateError(f"need at least one substep per step (substeps={substeps})")
     qs, qds, qdds = (x[::substeps] for x in integrate(mech, q0, qd0, dt / substeps, steps * substeps, options))
+    finite = np.all(np.isfinite(qs) & np.isfinite(qds) & np.isfinite(qdds), axis=1)
+    if not finite.all():
+        raise MbstateError(f"the {options.method} integration diverged: the state is not finite from t = "
+                           f"{dt * int(np.argmin(finite)):g} s on (a smaller dt, or another method)")
     lam = np.array([multipliers(mech, *state) for state in zip(qs, qds, qdds)])
     return Trajectory(t=dt * np.arange(steps + 1), coordinate_names=mech.coordinate_names, q=qs, qd=qds, qdd=qdds,
                       lam=lam)

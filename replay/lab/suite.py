@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from estimator.argument_types import LONGEST_CELL_S
+from estimator.argument_types import LONGEST_SIMULATION_S
 from estimator.errors import MbstateError
 from estimator.mechanism_file import build_mechanism
 from estimator.model import Mechanism
@@ -157,7 +157,7 @@ def load_suite(path: str | Path) -> Suite:
     if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and s >= 0 for s in seeds):
         raise top.error("seeds", f"must be a list of non-negative integers, got {seeds!r}")
     suite = Suite(path, top.text("description", ""),
-                  top.number("duration", positive=True, maximum=LONGEST_CELL_S),
+                  top.number("duration", positive=True, maximum=LONGEST_SIMULATION_S),
                   top.number("after", 0.0, minimum=0.0), tuple(seeds), scenarios, estimators, settings)
     top.finish()
     return suite

@@ -106,6 +106,12 @@ def test_demo_interrupted_stops_early_and_reaps_its_sensor_process() -> None:
     assert _peer_processes() == []
 
 
+def test_a_demo_longer_than_memory_holds_is_one_line_and_exit_2(capsys) -> None:
+    assert cli_exit_code(["demo", "--duration", "1e9"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--duration: at most 600 s" in err and len(err.splitlines()) == 1
+
+
 def test_run_with_a_wrong_configuration_is_one_line_and_exit_2(tmp_path, capsys) -> None:
     config = tmp_path / "node.yaml"
     config.write_text(f"mechanism: {MECHANISMS / 'fourbar_crank.yaml'}\n"
