@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 import gtsam
 import numpy as np
 
-from estimator.errors import MbstateError
+from estimator.errors import MbstateError, one_line
 
 FACTORIZATIONS = ("CHOLESKY", "QR")
 ORDERINGS = ("COLAMD", "METIS")  # GTSAM takes NATURAL only with an explicit ordering, which a sliding window lacks
@@ -189,6 +189,6 @@ class FixedLagSmoother:
             vectors = self._solve(smoother, graph, start, {**self._stamps, **stamps}, keys)
         except (RuntimeError, FloatingPointError) as exc:
             step = max({**self._stamps, **stamps}.values(), default=0.0)
-            raise SolverFailure(f"the smoother failed twice in a row, at step {step:g}: {exc}") from None
+            raise SolverFailure(f"the smoother failed twice in a row, at step {step:g}: {one_line(exc)}") from None
         self._smoother = smoother
         return vectors
