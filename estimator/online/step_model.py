@@ -39,7 +39,7 @@ class StepModel:
 
 
 def step_model(mech: Mechanism, layout: EstimationLayout, config: EstimatorConfig, rows: Sequence[int],
-               force_coordinates: Sequence[int], masses: BodyMassTerms) -> StepModel:
+               force_coordinates: Sequence[int], masses: BodyMassTerms | None) -> StepModel:
     """The model rows on ``layout`` under ``config``'s σ: the independent constraint ``rows`` at the
     three levels, and with ``config.dynamics`` the equations of motion with unknown forces on
     ``force_coordinates`` (and the gravity error g and the mass errors of the bodies of ``masses`` when
