@@ -46,7 +46,8 @@ def test_gravity_override_changes_the_motion(tmp_path):
     (["--t-end", "1", "--dt", "0.001", "--initial", "nope=1"], "--initial: unknown coordinate 'nope'"),
     (["--t-end", "1", "--dt", "0.001", "--velocity", "nope=1"], "--velocity: unknown coordinate 'nope'"),
     (["--t-end", "1e9", "--dt", "1e-9"], "is 1e+18 steps, more than the 10,000,000 a forward run holds in memory"),
-    (["--t-end", "1", "--dt", "0.001", "--initial", "theta0=1e300"], "--initial: expected a finite VALUE within ±1e+09"),
+    (["--t-end", "1", "--dt", "0.001", "--initial", "theta0=1e300"],
+     "--initial: expected a finite VALUE within ±1e+09"),
     (["--t-end", "2", "--dt", "0.2"], "the ali3 integration diverged: the state is not finite from t = 1.2 s on"),
     (["--t-end", "1", "--dt", "0.001", "--velocity", "theta0=1e4", "--method", "fg-ic"],
      "the smoother failed twice in a row, at step 3: Indeterminate linear system"),  # GTSAM's text on one line

@@ -16,18 +16,14 @@ import dataclasses
 import numpy as np
 import pytest
 from conftest import MECHANISMS, read_csv
+from crank_runs import crank_errors
 
 from estimator.mass import with_gravity
 from estimator.mechanism_file import load_mechanism
 from estimator.online.config import EstimatorConfig
-from estimator.online.estimator import OnlineEstimator
 from estimator.online.interface import StepEstimate
 from estimator.timeseries import write_csv
-from replay.clocks import FixedClock
 from replay.replay import estimates_trajectory
-from replay.simulation import forward_truth
-from sensors.config import build_sensors
-from sensors.virtual import simulate_readings
 
 RATE = 200.0
 SENSORS = {"encoder": {"kind": "encoder", "body": "crank", "turns": "multi", "rate": RATE,
@@ -43,19 +39,8 @@ def run(kind: str, config: EstimatorConfig, t_end: float = 4.0) -> tuple[np.ndar
     −8.81."""
     truth_mech = load_mechanism(MECHANISMS / "fourbar_benchmark.yaml")
     model = with_gravity(truth_mech, np.array([0.0, -8.81]))
-    truth = forward_truth(truth_mech, truth_mech.q0, np.zeros(truth_mech.n), 1e-3, t_end)
-    sensors = {"sensors": {kind: SENSORS[kind]}}
-    estimator = OnlineEstimator(model, build_sensors(sensors, model, "test"), config, FixedClock())
-    crank = truth_mech.coordinate_names.index("crank")
-    times, errors, gravity = [], [], []
-    for reading in simulate_readings(build_sensors(sensors, truth_mech, "test").sensors, truth, 3):
-        estimator.add(reading)
-        for estimate in estimator.advance(reading.t):
-            times.append(estimate.t)
-            errors.append(estimate.q[crank] - truth.q[int(round(estimate.t / 1e-3)), crank])
-            gravity.append(estimate.model.get("gravity_error"))
-    assert estimator.counters["solver_recoveries"] == 0
-    return np.array(times), np.array(errors), gravity
+    times, errors, states = crank_errors(truth_mech, model, {"sensors": {kind: SENSORS[kind]}}, config, t_end, 3)
+    return times, errors, [state.get("gravity_error") for state in states]
 
 
 @pytest.mark.parametrize("kind", SENSORS)

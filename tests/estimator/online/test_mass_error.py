@@ -16,16 +16,14 @@ import dataclasses
 import numpy as np
 import pytest
 from conftest import MECHANISMS, REPO
+from crank_runs import crank_errors
 
 from estimator.errors import MbstateError
 from estimator.mechanism_file import load_mechanism
 from estimator.online.config import EstimatorConfig
 from estimator.online.estimator import OnlineEstimator
-from replay.clocks import FixedClock
 from replay.lab.suite import load_suite
-from replay.simulation import forward_truth
 from sensors.config import build_sensors
-from sensors.virtual import simulate_readings
 
 RATE = 200.0
 GYRO = {"sensors": {"gyro": {"kind": "gyroscope", "body": "crank", "rate": RATE, "noise": {"sigma": 9.839e-4}}}}
@@ -34,19 +32,8 @@ SCENARIO = load_suite(REPO / "configs" / "lab" / "fourbar_benchmark.yaml").scena
 
 def run(config: EstimatorConfig, t_end: float = 4.0) -> tuple[np.ndarray, np.ndarray, dict[str, float]]:
     """Times and crank-angle errors of the estimates, and the last one's model-error states."""
-    truth_mech, model = SCENARIO.truth_mechanism(), SCENARIO.model_mechanism()
-    truth = forward_truth(truth_mech, truth_mech.q0, np.zeros(truth_mech.n), 1e-3, t_end)
-    estimator = OnlineEstimator(model, build_sensors(GYRO, model, "test"), config, FixedClock())
-    crank = truth_mech.coordinate_names.index("crank")
-    times, errors, states = [], [], {}
-    for reading in simulate_readings(build_sensors(GYRO, truth_mech, "test").sensors, truth, 5):
-        estimator.add(reading)
-        for estimate in estimator.advance(reading.t):
-            times.append(estimate.t)
-            errors.append(estimate.q[crank] - truth.q[int(round(estimate.t / 1e-3)), crank])
-            states = estimate.model
-    assert estimator.counters["solver_recoveries"] == 0
-    return np.array(times), np.array(errors), states
+    times, errors, states = crank_errors(SCENARIO.truth_mechanism(), SCENARIO.model_mechanism(), GYRO, config, t_end, 5)
+    return times, errors, states[-1]
 
 
 def test_the_mass_errors_are_estimated_and_the_angle_follows() -> None:
