@@ -10,8 +10,8 @@ scenario's offset coordinate (the crank) and the magnitude of gravity — to eve
 scenario's model with those two numbers by replay.simulation.forward_truth, the truth's own
 integrator, so the fitted model can match the truth exactly) and scores the fitted motion at t
 against the truth. Each fit starts from the previous one (the first from the model's start and
-gravity), so the instants must be close enough for that guess to lie in the right minimum (0.5 s
-on the four-bar; 2.5 s does not). The RMSE over the instants from the suite's ``after`` on is what
+gravity), so the instants must be close enough for that guess to lie in the right minimum (the
+default is, on the four-bar). The RMSE over the instants from the suite's ``after`` on is what
 an estimator that knows the model's structure, the release from rest and nothing else about the
 start could publish at those instants from the readings so far; the fits cost seconds each.
 """

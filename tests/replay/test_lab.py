@@ -143,7 +143,7 @@ def test_a_trusted_model_whose_one_error_is_a_state_follows_the_crank_through_it
     highest pose over 3–4.7 s, where every soft part of smoother_gravity (process noise, g's walk, the rest
     known to 0.02 rad/s, the model rows' σ) acts as process noise and leaves the newest step over the
     issue's bar of 2.7e-4 rad from 2 s on; with none of them (smoother_tight) it stays under it, nearer the
-    causal reference (scripts/causal_reference.py, 5e-5). An experiment, not a default: README."""
+    causal reference (scripts/causal_reference.py). An experiment, not a default: README."""
     suite = REPO / "configs" / "lab" / "fourbar_benchmark.yaml"
     after = {name: run_cell(suite, Cell("gravity_error", "coupler_gyro", name, 1), duration=6.0,
                             keep_series=False).rmse_after["q"]["crank"]
