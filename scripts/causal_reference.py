@@ -33,11 +33,12 @@ sys.path.insert(0, str(REPO))
 
 from estimator.errors import MbstateError  # noqa: E402
 from estimator.threads import one_blas_thread  # noqa: E402
-from replay.lab.suite import Scenario, load_suite  # noqa: E402
-from replay.simulation import forward_truth, sensor_step  # noqa: E402
+from replay.lab.cells import simulated  # noqa: E402
+from replay.lab.suite import Scenario, Suite, load_suite  # noqa: E402
+from replay.simulation import forward_truth  # noqa: E402
 from sensors.base import wrap_angle  # noqa: E402
 from sensors.config import load_sensors  # noqa: E402
-from sensors.virtual import Truth, simulate_readings  # noqa: E402
+from sensors.virtual import Truth  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -60,15 +61,15 @@ def released(scenario: Scenario, start: float, gravity: float) -> Scenario:
                                gravity=tuple(gravity * direction / np.linalg.norm(direction)))
 
 
-def causal_fits(scenario: Scenario, sensor_set: str, seed: int, instants: Sequence[float]) -> list[Fit]:
-    """The fit at each instant (module docstring); the readings are those of the lab's cell of that seed."""
+def causal_fits(suite: Suite, scenario: Scenario, sensor_set: str, seed: int,
+                instants: Sequence[float]) -> list[Fit]:
+    """The fit at each instant (module docstring), from the readings of the lab's cell of that seed
+    (replay.lab.cells.simulated, the suite's duration)."""
+    truth, readings = simulated(suite, scenario, sensor_set, seed, suite.duration)
     truth_mech = scenario.truth_mechanism()
     path = scenario.sensor_sets[sensor_set]
-    true_sensors = load_sensors(path, truth_mech)
-    dt = sensor_step(true_sensors)
-    truth = forward_truth(truth_mech, truth_mech.q0, np.zeros(truth_mech.n), dt, max(instants))
-    readings = simulate_readings(true_sensors.sensors, truth, seed)
-    index = {s.params.name: i for i, s in enumerate(true_sensors.sensors)}
+    dt = float(truth.t[1] - truth.t[0])
+    index = {s.params.name: i for i, s in enumerate(load_sensors(path, truth_mech).sensors)}
     (name,) = scenario.offset
     coordinate = truth_mech.coordinate_names.index(name)
     model = scenario.model_mechanism()
@@ -119,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     instants = np.arange(1, int(round(suite.duration / args.every)) + 1) * args.every
     print(f"{args.suite}: {args.scenario}, {args.sensor_set}; fits every {args.every} s")
     for seed in args.seed:
-        fits = causal_fits(scenario, args.sensor_set, seed, instants)
+        fits = causal_fits(suite, scenario, args.sensor_set, seed, instants)
         for fit in fits:
             print(f"seed {seed} t={fit.t:5.2f} s  start {fit.start:.6f}  gravity {fit.gravity:.5f}  error {fit.error:+.2e}")
         late = np.array([f.error for f in fits if f.t >= suite.after])

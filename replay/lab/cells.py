@@ -32,6 +32,7 @@ from replay.replay import replay_readings
 from replay.simulation import forward_truth, sensor_step
 from sensors.base import wrap_angle
 from sensors.config import load_sensors
+from sensors.messages import Reading
 from sensors.virtual import Truth, simulate_readings
 
 QUANTITIES = ("q", "qd", "qdd")
@@ -119,6 +120,16 @@ def _named(suite: Suite, table: dict, kind: str, name: str):
     return table[name]
 
 
+def simulated(suite: Suite, scenario: Scenario, sensor_set: str, seed: int,
+              duration: float) -> tuple[Truth, list[Reading]]:
+    """The truth of ``scenario`` for ``duration`` [s] and the readings of its ``sensor_set`` drawn with
+    ``seed``, in stamp order (module docstring, 1)."""
+    truth_mech = scenario.truth_mechanism()
+    true_sensors = load_sensors(_named(suite, scenario.sensor_sets, "sensor set", sensor_set), truth_mech)
+    truth = _truth(suite.source, scenario.name, sensor_step(true_sensors), duration)
+    return truth, simulate_readings(true_sensors.sensors, truth, seed)
+
+
 def run_cell(suite_path: Path, cell: Cell, duration: float | None = None, keep_series: bool = True) -> CellResult:
     """The cell of the module docstring (``duration`` overrides the suite's); an estimator that raises
     gives a result with ``error`` and the scores of the estimates before it. BLAS on one thread
@@ -128,16 +139,15 @@ def run_cell(suite_path: Path, cell: Cell, duration: float | None = None, keep_s
     scenario = _named(suite, suite.scenarios, "scenario", cell.scenario)
     duration = duration or suite.duration
     truth_mech, model = scenario.truth_mechanism(), scenario.model_mechanism()
-    path = _named(suite, scenario.sensor_sets, "sensor set", cell.sensor_set)
-    true_sensors, model_sensors = load_sensors(path, truth_mech), load_sensors(path, model)
-    truth = _truth(suite.source, scenario.name, sensor_step(true_sensors), duration)
-    readings = [r.to_map() for r in simulate_readings(true_sensors.sensors, truth, cell.seed)]
+    truth, readings = simulated(suite, scenario, cell.sensor_set, cell.seed, duration)
+    path = scenario.sensor_sets[cell.sensor_set]
+    model_sensors = load_sensors(path, model)
     estimator = _named(suite, suite.estimators, "estimator", cell.estimator)
     config = NodeConfig(source=f"{suite.source} ({cell.label()})", mechanism_path=scenario.mechanism,
                         sensors_path=path, mech=model, sensors=model_sensors, estimator=estimator,
                         node=dataclasses.replace(NodeParams(), max_future_s=max(1.0, duration)))
     clock = MeasuredFixedClock()
-    run = replay_readings(config, readings, clock)
+    run = replay_readings(config, [r.to_map() for r in readings], clock)
     points = set(truth_mech.point_coordinates)
     angles = {name for i, name in enumerate(truth_mech.coordinate_names) if i not in points}
     actuators = [a.name for a in truth_mech.actuators]

@@ -18,7 +18,8 @@ causal_reference = importlib.util.module_from_spec(spec)
 sys.modules[spec.name] = causal_reference  # its dataclass looks its module up
 spec.loader.exec_module(causal_reference)
 
-SCENARIO = load_suite(REPO / "configs" / "lab" / "fourbar_benchmark.yaml").scenarios["gravity_error"]
+SUITE = load_suite(REPO / "configs" / "lab" / "fourbar_benchmark.yaml")
+SCENARIO = SUITE.scenarios["gravity_error"]
 
 
 def test_the_released_model_starts_where_asked_with_gravity_of_that_size_along_the_models() -> None:
@@ -29,7 +30,7 @@ def test_the_released_model_starts_where_asked_with_gravity_of_that_size_along_t
 
 
 def test_one_second_of_coupler_gyroscope_readings_gives_the_truths_start_and_gravity() -> None:
-    fits = causal_reference.causal_fits(SCENARIO, "coupler_gyro", 1, [0.5, 1.0])
+    fits = causal_reference.causal_fits(SUITE, SCENARIO, "coupler_gyro", 1, [0.5, 1.0])
     last = fits[-1]
     assert abs(last.start - math.pi / 3) < 1e-3  # the model's start is π/16 off
     assert abs(last.gravity - 9.81) < 0.01  # the model's gravity is 8.81
