@@ -122,7 +122,8 @@ class EstimatorConfig:
       oldest step's rows, evaluated at its estimate, differ from their linearization by more than
       ``linearization_tolerance`` [σ of the rows] in any row that reaches the independent
       coordinates (estimator.online.estimator, Relinearization), that step is linearized again at
-      its estimate and the update repeated, at most ``max_relinearizations`` times per update (0:
+      its estimate (with the oldest, the steps after it at the window's old end that are off too)
+      and the update repeated, at most ``max_relinearizations`` times per update (0:
       never). Far from the truth (start-up, after a jump)
       the estimate then converges like Gauss-Newton; once it tracks, the check is all it costs.
     Output

@@ -30,7 +30,12 @@ swapped, in GTSAM, for one linearized at its estimate and the update is repeated
 ``max_relinearizations`` times): Gauss-Newton while the estimate is far from the readings
 (start-up, a jump), two evaluations per update once it tracks. Only the two ends are checked and
 swapped: a step between them is checked when it is the oldest, and a relinearization costs two
-steps' rows, not the window's.
+steps' rows, not the window's. Swapping the newest factor changes only the root of iSAM2's tree;
+swapping the oldest re-eliminates the whole window. So when the oldest is off, the next steps at the
+old end (``OLD_END_SHARE`` of the window) are checked too and those off are swapped with it, in the
+same update: they are then found in tolerance when they become the oldest, and the window is
+re-eliminated once for all of them instead of once per step (tight model rows, whose tolerance
+is tight too, otherwise pay that at nearly every step).
 
 Process noise. The integrator rows carry the white acceleration the model does not explain
 (``acceleration_noise`` A: σ A√h on ż, A h^1.5/√12 on z, estimator.online.config), so the readings
@@ -101,6 +106,7 @@ does not advance (replay.clocks.FixedClock) every latency is 0 and replay is ful
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable
 
@@ -138,6 +144,7 @@ from sensors.messages import Reading
 
 log = logging.getLogger(__name__)
 IMPLAUSIBLE = 1e6  # [σ of the model rows]: an estimate whose rows are off by more is a solver failure
+OLD_END_SHARE = 0.1  # the share of the window at its old end swapped together (module docstring, Relinearization)
 
 
 class OnlineEstimator:
@@ -510,7 +517,8 @@ class OnlineEstimator:
         on the oldest (its linearization is frozen into the marginal when it leaves the window; the
         later readings have smoothed it furthest): each of the two that is off is linearized again at
         its estimate and the update repeated, at most ``max_relinearizations`` times; a step between
-        them is looked at when it is the oldest. The estimates of ``kept``, and the newest step's model
+        them is looked at when it is the oldest, or with the oldest when that is off (module docstring).
+        The estimates of ``kept``, and the newest step's model
         rows over their σ at its estimate if the last check evaluated them there (else None)."""
         tolerance = self.config.linearization_tolerance
         newest_rows = None
@@ -521,6 +529,8 @@ class OnlineEstimator:
                     for k in (kept[-1], min(self._window)) if k in self._window}
             exact = {k: self.model.weighted(x) for k, x in ends.items()}
             off = [k for k, x in ends.items() if self._linearization_off(k, x, exact[k], tolerance)]
+            if min(self._window) in off:
+                off += self._old_end_off(min(self._window) + 1, kept[-1], ends, tolerance)
             if not off:
                 newest_rows = exact.get(kept[-1])
                 break
@@ -539,6 +549,18 @@ class OnlineEstimator:
                 self._window[k] = (rows, slot)
             self._counters["relinearizations"] += 1
         return solved, newest_rows
+
+    def _old_end_off(self, first: int, newest: int, ends: dict[int, np.ndarray], tolerance: float) -> list[int]:
+        """The steps from ``first`` on in the old end's share of the window (``OLD_END_SHARE``; the newest
+        step apart) whose linearization is off at their estimates, which are added to ``ends``."""
+        share = max(1, math.ceil(OLD_END_SHARE * self.config.lag))
+        off = []
+        for k in range(first, min(first - 1 + share, newest)):
+            if k in self._window:
+                ends[k] = x = self.estimate(k)
+                if self._linearization_off(k, x, self.model.weighted(x), tolerance):
+                    off.append(k)
+        return off
 
     def _linearization_off(self, k: int, x: np.ndarray, exact: np.ndarray, tolerance: float) -> bool:
         """Whether the linearization of step k's factor is off at x (its model rows there over their σ:

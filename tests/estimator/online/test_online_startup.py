@@ -14,6 +14,7 @@ from estimator.factors.observation_stack import LinearizedStep, weighted_model_r
 from estimator.kinematics import solve_velocity_problem
 from estimator.mechanism_file import load_mechanism
 from estimator.online.config import EstimatorConfig
+from estimator.online import estimator as online_estimator
 from estimator.online.estimator import OnlineEstimator
 from estimator.online.startup import KnownVelocity, determines_position, fitted_motion, initial_velocity, start_anchor
 from replay.clocks import FixedClock
@@ -87,21 +88,45 @@ def test_tight_constraint_rows_keep_the_accuracy_without_relinearizing() -> None
     assert tight_crank < 1.05 * crank < 2 * np.pi / 4096 / 4 and tight_torque < 1.05 * torque < 0.5
 
 
-def test_a_start_far_from_the_readings_is_relinearized_and_converges() -> None:
-    """Released 0.3 rad from the file's pose, read by a gyroscope on the coupler: the start is a guess,
-    the window's linearization is off by more than the tolerance while the readings pull it over, so
-    it is linearized again (counted), and the crank converges to the truth."""
+def far_start(duration: float):
+    """The four-bar released 0.3 rad from the file's pose, a gyroscope on the coupler: (mech, sensors,
+    crank's index, truth at 1 kHz, readings)."""
     mech = load_mechanism(MECHANISMS / "fourbar_crank.yaml")
     sensors = build_sensors({"sensors": {"gyro": {"kind": "gyroscope", "body": "coupler", "rate": 1000,
                                                   "noise": {"density": 8.7e-5}}}}, mech, "test")
     crank = mech.coordinate_names.index("theta0")
     truth = forward_truth(mech, start_anchor(mech, (("theta0", float(mech.q0[crank] + 0.3)),)), np.zeros(mech.n),
-                          1e-3, 1.5)
-    estimates, counters, _ = feed(mech, sensors, EstimatorConfig(), simulate_readings(sensors.sensors, truth, 2),
-                                  FixedClock())
+                          1e-3, duration)
+    return mech, sensors, crank, truth, simulate_readings(sensors.sensors, truth, 2)
+
+
+def test_a_start_far_from_the_readings_is_relinearized_and_converges() -> None:
+    """Released 0.3 rad from the file's pose, read by a gyroscope on the coupler: the start is a guess,
+    the window's linearization is off by more than the tolerance while the readings pull it over, so
+    it is linearized again (counted), and the crank converges to the truth."""
+    mech, sensors, crank, truth, readings = far_start(1.5)
+    estimates, counters, _ = feed(mech, sensors, EstimatorConfig(), readings, FixedClock())
     assert counters["relinearizations"] > 0 and counters["solver_recoveries"] == 0
     late = [e for e in estimates if e.t >= 1.0]
     assert max(abs(e.q[crank] - truth.q[int(round(e.t / 1e-3)), crank]) for e in late) < 1e-2
+
+
+def test_the_old_end_of_the_window_is_linearized_again_together(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the oldest step's linearization is off, the steps after it at the old end that are off too are
+    linearized again in the same update (one re-elimination of the window for all): fewer than half the
+    updates relinearize than when each is swapped alone, as it becomes the oldest, and the crank is as
+    accurate once the start is pulled over."""
+    mech, sensors, crank, truth, readings = far_start(1.0)
+    config = EstimatorConfig(lag=40, acceleration_noise=0.0, acceleration_constraint_sigma=1e-5,
+                             velocity_constraint_sigma=1e-7, dynamics_sigma=1e-6)
+    together, together_counters, _ = feed(mech, sensors, config, readings, FixedClock())
+    monkeypatch.setattr(online_estimator, "OLD_END_SHARE", 0.0)  # the oldest alone
+    alone, alone_counters, _ = feed(mech, sensors, config, readings, FixedClock())
+    assert together_counters["relinearizations"] < 0.5 * alone_counters["relinearizations"]
+    assert len(together) == len(alone) and together_counters["solver_recoveries"] == 0
+    late = [max(abs(e.q[crank] - truth.q[int(round(e.t / 1e-3)), crank]) for e in run if e.t >= 0.3)
+            for run in (together, alone)]
+    assert late[0] < min(1.5 * late[1], 1e-3)
 
 
 def test_a_known_start_velocity_is_the_velocity_problem_on_the_constraints() -> None:
