@@ -13,8 +13,8 @@ from estimator.errors import MbstateError
 from estimator.factors.observation_stack import LinearizedStep, weighted_model_rows
 from estimator.kinematics import solve_velocity_problem
 from estimator.mechanism_file import load_mechanism
-from estimator.online.config import EstimatorConfig
 from estimator.online import estimator as online_estimator
+from estimator.online.config import EstimatorConfig
 from estimator.online.estimator import OnlineEstimator
 from estimator.online.startup import KnownVelocity, determines_position, fitted_motion, initial_velocity, start_anchor
 from replay.clocks import FixedClock
