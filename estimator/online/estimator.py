@@ -80,7 +80,9 @@ non-finite state, a singular fit, a mechanism that does not assemble) drops its 
 
 Solver failure. When the smoother fails twice in a row (estimator.smoother.SolverFailure), or an
 estimate of the update's steps is not finite or is off its model rows by more than IMPLAUSIBLE σ
-(the solver has left the mechanism), the steps of that update are not published (those of earlier
+(the solver has left the mechanism; σ of the rows, or the defaults' where the configured ones are
+tighter: the estimate's own lift is off the rows to second order in its update, which tighter rows
+do not shrink), the steps of that update are not published (those of earlier
 updates that ``output_delay`` still holds back are, from their last estimates) and the estimator
 goes back to start-up (``reset`` with reason ``reinitialized``, counted in ``reinitializations``):
 the next ``startup_span`` of readings gives a new grid and start state, as after the ``reset``
@@ -143,7 +145,7 @@ from sensors.config import SensorSet
 from sensors.messages import Reading
 
 log = logging.getLogger(__name__)
-IMPLAUSIBLE = 1e6  # [σ of the model rows]: an estimate whose rows are off by more is a solver failure
+IMPLAUSIBLE = 1e6  # [σ of the model rows, the defaults' or looser: StepModel.off_by] an estimate off by more has failed
 OLD_END_SHARE = 0.1  # the share of the window at its old end swapped together (module docstring, Relinearization)
 
 
@@ -477,15 +479,13 @@ class OnlineEstimator:
 
     def _check_plausible(self, states: list[np.ndarray], newest_rows: np.ndarray | None = None) -> None:
         """SolverFailure for a step's new estimate that is not finite or whose model rows are off by more
-        than IMPLAUSIBLE σ (the solver has left the mechanism: a poisoned linear system); ``newest_rows``:
+        than IMPLAUSIBLE σ (StepModel.off_by: the solver has left the mechanism, a poisoned linear system); ``newest_rows``:
         the last state's rows over their σ, when ``_relinearize`` evaluated them there."""
         for i, x in enumerate(states):
             if not np.isfinite(x).all():
                 off = np.inf
-            elif i == len(states) - 1 and newest_rows is not None:
-                off = float(np.max(np.abs(newest_rows)))
             else:
-                off = self.model.off_by(x)
+                off = self.model.off_by(x, newest_rows if i == len(states) - 1 else None)
             if not off <= IMPLAUSIBLE:
                 raise SolverFailure(f"an estimate off its model rows by {off:.3g} σ")
 

@@ -24,18 +24,23 @@ from estimator.online.config import EstimatorConfig
 @dataclass(frozen=True)
 class StepModel:
     """``rows(x, jac)``: the unweighted model rows of a stacked state x and their Jacobian;
-    ``weights``: 1/σ of each row."""
+    ``weights``: 1/σ of each row; ``scale``: 1/σ' of each row with σ' = max(σ, the default σ), the
+    physical scale on which ``off_by`` measures an estimate that has left the mechanism (rows
+    tightened below the defaults do not make that check stricter)."""
 
     rows: RowFunction
     weights: np.ndarray
+    scale: np.ndarray
 
     def weighted(self, x: np.ndarray) -> np.ndarray:
         """The rows at x, each over its σ."""
         return weighted_model_rows(self.rows, self.weights, x, jac=False)[0]
 
-    def off_by(self, x: np.ndarray) -> float:
-        """max |row / σ| at x: how far x is off the model, in σ."""
-        return float(np.max(np.abs(self.weighted(x))))
+    def off_by(self, x: np.ndarray, weighted: np.ndarray | None = None) -> float:
+        """max |row / σ'| at x (``weighted``: the rows at x over their σ, when known): how far x is off
+        the model on the scale of the default σ or looser."""
+        rows = self.weighted(x) if weighted is None else weighted
+        return float(np.max(np.abs(rows * (self.scale / self.weights))))
 
 
 def step_model(mech: Mechanism, layout: EstimationLayout, config: EstimatorConfig, rows: Sequence[int],
@@ -44,17 +49,24 @@ def step_model(mech: Mechanism, layout: EstimationLayout, config: EstimatorConfi
     three levels, and with ``config.dynamics`` the equations of motion with unknown forces on
     ``force_coordinates`` (and the gravity error g and the mass errors of the bodies of ``masses`` when
     ``layout`` carries them)."""
-    size = len(rows)
-    position, velocity, acceleration = (config.constraint_sigma, config.velocity_constraint_sigma,
-                                        config.acceleration_constraint_sigma)
     if config.dynamics:
         selection = (actuator_selection(mech, list(force_coordinates)) if len(force_coordinates)
                      else np.zeros((mech.n, 0)))
         if layout.gravity:  # g, the relative gravity error, loads the model's gravity force Q_g
             selection = np.column_stack((selection, mech.gravity_z[:mech.n]))
         function = partial(dynamics_rows, mech, layout, selection, masses)
-        sigmas = step_sigmas(mech.n, size, position, velocity, config.dynamics_sigma, acceleration)
     else:
         function = partial(kinematic_rows, mech, np.asarray(rows), layout)
-        sigmas = np.repeat([position, velocity, acceleration], size)
-    return StepModel(function, 1.0 / sigmas)
+    sigmas, defaults = (row_sigmas(mech.n, len(rows), config.dynamics, c) for c in (config, EstimatorConfig()))
+    return StepModel(function, 1.0 / sigmas, 1.0 / np.maximum(sigmas, defaults))
+
+
+def row_sigmas(n: int, size: int, dynamics: bool, config: EstimatorConfig) -> np.ndarray:
+    """σ of each model row under ``config``'s σ keys: ``size`` independent constraint rows at each
+    level, and with the ``dynamics`` the n equations of motion between the velocity and acceleration
+    rows (step_bundle.step_sigmas)."""
+    position, velocity, acceleration = (config.constraint_sigma, config.velocity_constraint_sigma,
+                                        config.acceleration_constraint_sigma)
+    if dynamics:
+        return step_sigmas(n, size, position, velocity, config.dynamics_sigma, acceleration)
+    return np.repeat([position, velocity, acceleration], size)

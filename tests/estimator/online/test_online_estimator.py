@@ -528,3 +528,23 @@ def test_a_reset_first_estimates_the_steps_a_coalesced_update_still_waits_for() 
             break
     held = intake.reset()
     assert [e.step for e in out + held] == list(range(due + 1)) and not est.started
+
+
+def test_the_plausibility_check_measures_on_the_defaults_scale_or_looser() -> None:
+    """StepModel.off_by: a state off its constraint rows by a fixed amount is as far off under rows a
+    thousand times tighter than the defaults (tighter rows do not make the solver-failure check
+    stricter), and proportionally less far under rows ten times looser."""
+    default = estimator()
+    x = state(5, default, np.random.default_rng(4))
+    x[default.layout.lam] = 0.0
+    off = default.model.off_by(x)
+    tight = estimator(dataclasses.replace(CONFIG, constraint_sigma=1e-8, velocity_constraint_sigma=3e-7,
+                                          acceleration_constraint_sigma=1e-5, dynamics_sigma=1e-6))
+    loose = estimator(dataclasses.replace(CONFIG, constraint_sigma=1e-4, velocity_constraint_sigma=3e-3,
+                                          acceleration_constraint_sigma=1e-1, dynamics_sigma=1e-2))
+    assert off > 1.0
+    assert tight.model.off_by(x) == pytest.approx(off, rel=1e-12)
+    assert loose.model.off_by(x) == pytest.approx(off / 10, rel=1e-12)
+    assert np.max(np.abs(tight.model.weighted(x))) == pytest.approx(1000 * off, rel=1e-12)
+    whitened = tight.model.weighted(x)
+    assert tight.model.off_by(x, whitened) == pytest.approx(off, rel=1e-12)
