@@ -24,13 +24,13 @@ from estimator.online.config import EstimatorConfig
 @dataclass(frozen=True)
 class StepModel:
     """``rows(x, jac)``: the unweighted model rows of a stacked state x and their Jacobian;
-    ``weights``: 1/σ of each row; ``scale``: 1/σ' of each row with σ' = max(σ, the default σ), the
-    physical scale on which ``off_by`` measures an estimate that has left the mechanism (rows
+    ``weights``: 1/σ of each row; ``plausibility``: σ/σ' of each row with σ' = max(σ, the default σ),
+    the physical scale on which ``off_by`` measures an estimate that has left the mechanism (rows
     tightened below the defaults do not make that check stricter)."""
 
     rows: RowFunction
     weights: np.ndarray
-    scale: np.ndarray
+    plausibility: np.ndarray
 
     def weighted(self, x: np.ndarray) -> np.ndarray:
         """The rows at x, each over its σ."""
@@ -40,7 +40,7 @@ class StepModel:
         """max |row / σ'| at x (``weighted``: the rows at x over their σ, when known): how far x is off
         the model on the scale of the default σ or looser."""
         rows = self.weighted(x) if weighted is None else weighted
-        return float(np.max(np.abs(rows * (self.scale / self.weights))))
+        return float(np.max(np.abs(rows * self.plausibility)))
 
 
 def step_model(mech: Mechanism, layout: EstimationLayout, config: EstimatorConfig, rows: Sequence[int],
@@ -58,7 +58,7 @@ def step_model(mech: Mechanism, layout: EstimationLayout, config: EstimatorConfi
     else:
         function = partial(kinematic_rows, mech, np.asarray(rows), layout)
     sigmas, defaults = (row_sigmas(mech.n, len(rows), config.dynamics, c) for c in (config, EstimatorConfig()))
-    return StepModel(function, 1.0 / sigmas, 1.0 / np.maximum(sigmas, defaults))
+    return StepModel(function, 1.0 / sigmas, sigmas / np.maximum(sigmas, defaults))
 
 
 def row_sigmas(n: int, size: int, dynamics: bool, config: EstimatorConfig) -> np.ndarray:
