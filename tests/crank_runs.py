@@ -1,6 +1,6 @@
 """An online estimator on a model with errors, fed virtual readings of the true mechanism's free swing:
-the crank-angle error of every estimate and its model-error states (tests of ``gravity_sigma`` and
-``mass_sigma``)."""
+the crank-angle error of every estimate and its model-error states (tests of ``gravity_sigma``,
+``mass_sigma`` and ``length_sigma``)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,14 @@ from estimator.model import Mechanism
 from estimator.online.config import EstimatorConfig
 from estimator.online.estimator import OnlineEstimator
 from replay.clocks import FixedClock
+from replay.lab.suite import Scenario
 from replay.simulation import forward_truth
 from sensors.config import build_sensors
 from sensors.virtual import simulate_readings
 
 TRUTH_STEP = 1e-3  # [s]
+RATE = 200.0  # the literature four-bar's readings [Hz] (configs/lab/fourbar_benchmark.yaml)
+CRANK_GYRO = {"sensors": {"gyro": {"kind": "gyroscope", "body": "crank", "rate": RATE, "noise": {"sigma": 9.839e-4}}}}
 
 
 def crank_errors(truth_mech: Mechanism, model: Mechanism, sensors: dict, config: EstimatorConfig, t_end: float,
@@ -34,3 +37,13 @@ def crank_errors(truth_mech: Mechanism, model: Mechanism, sensors: dict, config:
             states.append(estimate.model)
     assert estimator.counters["solver_recoveries"] == 0
     return np.array(times), np.array(errors), states
+
+
+def crank_gyro_run(scenario: Scenario, config: EstimatorConfig,
+                   t_end: float) -> tuple[np.ndarray, np.ndarray, dict[str, float]]:
+    """Times and crank-angle errors of the estimates of a lab ``scenario`` (its truth and its model with
+    errors) read by the benchmark's crank gyroscope (noise seed 5), and the last estimate's model-error
+    states."""
+    times, errors, states = crank_errors(scenario.truth_mechanism(), scenario.model_mechanism(), CRANK_GYRO, config,
+                                         t_end, 5)
+    return times, errors, states[-1]

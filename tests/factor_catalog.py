@@ -3,9 +3,10 @@ product's (estimator.factors, estimator.dynamics) and the numpy reference forms 
 
 Used by the shared Jacobian contract test (tests/estimator/factors/test_factor_jacobians.py) and the
 linearization benchmark (scripts/bench_factors.py). A variable is named by its kind (``q``, ``v``,
-``a``, ``l``, ``f``, ``zdd``, ``x``, ``xg``, ``xgm``: q, q̇, q̈, λ, F, z̈, the online estimator's
-stacked state [q; q̇; q̈; F; b; λ] with ONLINE_BIAS bias entries, the same with the gravity error g
-after F, and with g and the mass error μ of each body with mass after F,
+``a``, ``l``, ``f``, ``zdd``, ``x``, ``xg``, ``xgm``, ``xgml``, ``xl``: q, q̇, q̈, λ, F, z̈, the online
+estimator's stacked state [q; q̇; q̈; F; b; λ] with ONLINE_BIAS bias entries, the same with the gravity
+error g after F, with g and the mass error μ of each body with mass after F, with g, μ and the length
+error ℓ of each body with a distance row after F, and with ℓ alone after F,
 estimator.factors.estimation_state) with ``+`` for the next step and ``-`` for the previous one:
 ``("q", "q+", "v-", "v", "v+")``.
 """
@@ -30,12 +31,13 @@ from estimator.factors.independent_coordinates import choose_independent_coordin
 from estimator.factors.integrators import trapezoidal_error
 from estimator.factors.multistep import adams_moulton_error
 from estimator.factors.step_bundle import dependent_step_error, independent_step_error
+from estimator.lengths import body_length_terms
 from estimator.mass import body_mass_terms
 from estimator.model import Mechanism
 
 KEY_OF: dict[str, Callable[[int], int]] = {"q": keys.Q, "v": keys.V, "a": keys.A, "l": keys.L, "f": keys.F,
                                            "zdd": lambda k: gtsam.symbol("x", k), "x": keys.X, "xg": keys.X,
-                                           "xgm": keys.X}
+                                           "xgm": keys.X, "xgml": keys.X, "xl": keys.X}
 ONLINE_BIAS = 2  # bias entries of the stacked state x (one sensor's)
 
 
@@ -82,18 +84,29 @@ def factor_catalog(mech: Mechanism, q_assembled: np.ndarray, dt: float) -> list[
         masses = body_mass_terms(mech)
         with_masses = EstimationLayout(mech.n, rows, online.forces, (ONLINE_BIAS,), gravity=True,
                                        masses=len(masses.names))
+        lengths = body_length_terms(mech, rows)
+        with_lengths = EstimationLayout(mech.n, rows, online.forces, (ONLINE_BIAS,), gravity=True,
+                                        masses=len(masses.names), lengths=len(lengths.names))
+        lengths_only = EstimationLayout(mech.n, rows, online.forces, (ONLINE_BIAS,), lengths=len(lengths.names))
         specs += [
             FactorSpec("inverse_dynamics", partial(inverse_dynamics_error, mech, selection), ("q", "v", "a", "l", "f")),
             FactorSpec("driven_step", partial(dependent_step_error, mech, np.arange(mech.m), selection),
                        ("q", "v", "a", "l", "f")),
-            FactorSpec("online_dynamics_rows", one_block(partial(dynamics_rows, mech, online, selection, None)),
+            FactorSpec("online_dynamics_rows", one_block(partial(dynamics_rows, mech, online, selection, None, None)),
                        ("x",)),
             FactorSpec("online_dynamics_rows_gravity",
-                       one_block(partial(dynamics_rows, mech, with_gravity, gravity_selection, None)), ("xg",)),
+                       one_block(partial(dynamics_rows, mech, with_gravity, gravity_selection, None, None)),
+                       ("xg",)),
             FactorSpec("online_dynamics_rows_masses",
-                       one_block(partial(dynamics_rows, mech, with_masses, gravity_selection, masses)), ("xgm",)),
-            FactorSpec("online_kinematic_rows", one_block(partial(kinematic_rows, mech, np.array(rows), online)),
+                       one_block(partial(dynamics_rows, mech, with_masses, gravity_selection, masses, None)),
+                       ("xgm",)),
+            FactorSpec("online_dynamics_rows_lengths",
+                       one_block(partial(dynamics_rows, mech, with_lengths, gravity_selection, masses, lengths)),
+                       ("xgml",)),
+            FactorSpec("online_kinematic_rows", one_block(partial(kinematic_rows, mech, np.array(rows), online, None)),
                        ("x",)),
+            FactorSpec("online_kinematic_rows_lengths",
+                       one_block(partial(kinematic_rows, mech, np.array(rows), lengths_only, lengths)), ("xl",)),
         ]
     return specs
 

@@ -19,7 +19,8 @@ PACKAGES = ("estimator", "sensors", "replay")
 # (rank, layer): the units of each layer, by module prefix; the longest matching prefix names a module's unit
 LAYERS: dict[str, tuple[int, tuple[str, ...]]] = {
     "model and physics": (0, (
-        "estimator.errors", "estimator.model", "estimator.mass", "estimator.constraints", "estimator.kinematics",
+        "estimator.errors", "estimator.model", "estimator.mass", "estimator.lengths", "estimator.constraints",
+        "estimator.kinematics",
         "estimator.forces", "estimator.linalg", "estimator.expressions", "estimator.yaml_file", "estimator.section",
         "estimator.mechanism_file", "estimator.timeseries", "estimator.drive_trajectory", "estimator.assembly",
         "estimator.argument_types", "estimator.collector", "estimator.threads", "estimator.dynamics", "estimator.wire")),

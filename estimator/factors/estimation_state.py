@@ -1,14 +1,15 @@
 """The stacked state of the online estimator and its process-model factors.
 
-x_k = [q (n); q̇ (n); q̈ (n); F (a); g (0 or 1); ν (0 or nm); Ḟ (0 or a); b (nb); λ (|S|)]: λ on an
+x_k = [q (n); q̇ (n); q̈ (n); F (a); g (0 or 1); ν (0 or nm); ℓ (0 or nl); Ḟ (0 or a); b (nb); λ (|S|)]: λ on an
 independent subset S of the constraint rows (dynamics only), F the unknown actuator forces (dynamics
 only), g the relative error of the model's gravity (optional, dynamics only: the model's gravity force
 Q_g becomes (1 + g) Q_g), ν for the relative errors μ = P ν of the masses of the model's nm bodies
 with mass (optional, dynamics only: body b's mass matrix M_b and gravity force Q_g,b, its mass and
 inertia, become (1 + μ_b) times the model's; P keeps the total mass, estimator.mass.BodyMassTerms),
-Ḟ the rates of F (the smooth force model), b the biases of the sensors with ``bias_state`` (each
+ℓ the relative errors of the lengths of the nl bodies whose distance row is in S (optional: body b's
+row u·u − L_b² becomes u·u − L_b² (1 + ℓ_b)², estimator.lengths), Ḟ the rates of F (the smooth force model), b the biases of the sensors with ``bias_state`` (each
 sensor's d entries, in sensor order). One variable per step keeps GTSAM's bookkeeping small
-(estimator.factors.stacked_state); F, g, ν and b ride in it, so their random walks join the
+(estimator.factors.stacked_state); F, g, ν, ℓ and b ride in it, so their random walks join the
 integrators in one native factor between consecutive states:
 
     model rows of step k (one Python factor, with that step's readings, estimator.factors.observation_stack):
@@ -17,6 +18,7 @@ integrators in one native factor between consecutive states:
                    (estimator.dynamics.step_rows, g as one more unknown force, on the column Q_g;
                    the mass errors' term: mass_error_rows)
       kinematics:  [Φ_S; Φq_S q̇; Φq_S q̈ − γ_S]                          (its constraint block)
+      either, with ℓ: Φ_S's distance rows less L_b² ((1 + ℓ_b)² − 1)   (length_error_rows)
     process rows between steps (native, linear; estimator.factors.native):
       Adams-Moulton of order p on z/ż and ż/z̈ over x_{k+1−p} … x_k (estimator.factors.multistep;
       z = q[I] the independent coordinates, so the other columns stay inside their step's factor:
@@ -24,7 +26,7 @@ integrators in one native factor between consecutive states:
       F_k − F_{k−1} ~ N(0, K_F² h) (the force walk), or for smooth forces
       F_k − F_{k−1} − h/2 (Ḟ_{k−1} + Ḟ_k) ~ N(0, J² h³/12 + K_s² h) and Ḟ_k − Ḟ_{k−1} ~ N(0, J² h)
       (K_s a share of K: estimator.online.config.FORCE_STEP_SHARE),
-      g_k − g_{k−1} ~ N(0, K_g² h), ν_k − ν_{k−1} ~ N(0, K_ν² h),
+      g_k − g_{k−1} ~ N(0, K_g² h), ν_k − ν_{k−1} ~ N(0, K_ν² h), ℓ_k − ℓ_{k−1} ~ N(0, K_ℓ² h),
       b_k − b_{k−1} ~ N(0, K_b² h) per sensor,
       kinematics only: z̈_k − z̈_{k−1} ~ N(0, K_j² h) (white jerk, the constant-acceleration model).
 """
@@ -42,6 +44,7 @@ from estimator.dynamics.step_rows import constraint_rows, step_rows
 from estimator.factors.multistep import adams_moulton_error
 from estimator.factors.native import LinearRelation
 from estimator.factors.stacked_state import StateLayout, integrator_on_states
+from estimator.lengths import BodyLengthTerms
 from estimator.mass import BodyMassTerms
 from estimator.model import Mechanism
 
@@ -53,7 +56,8 @@ class EstimationLayout:
     ``gravity``: whether x carries the gravity error g; ``independent``: the independent coordinates
     z = q[I] that the process rows integrate (None: every coordinate, an unconstrained q);
     ``force_rates``: whether x carries Ḟ, the rates of the unknown forces (the smooth force model);
-    ``masses``: how many mass-error entries ν x carries (0, or one per body with mass).
+    ``masses``: how many mass-error entries ν x carries (0, or one per body with mass); ``lengths``:
+    how many length errors ℓ (0, or one per body with a kept distance row).
     The slices are cached: every step's factor reads them."""
 
     n: int
@@ -64,6 +68,7 @@ class EstimationLayout:
     independent: tuple[int, ...] | None = None
     force_rates: bool = False
     masses: int = 0
+    lengths: int = 0
 
     @cached_property
     def integrated(self) -> np.ndarray:
@@ -72,7 +77,7 @@ class EstimationLayout:
 
     @cached_property
     def shared(self) -> np.ndarray:
-        """The columns the factors between steps touch, s = [z; ż; z̈; F; g; ν; Ḟ; b]
+        """The columns the factors between steps touch, s = [z; ż; z̈; F; g; ν; ℓ; Ḟ; b]
         (estimator.factors.reduced_state)."""
         picked = self.integrated
         return np.concatenate((picked, self.n + picked, 2 * self.n + picked, np.arange(3 * self.n, self.lam.start)))
@@ -107,9 +112,14 @@ class EstimationLayout:
         return slice(self.gravity_error.stop, self.gravity_error.stop + self.masses)
 
     @cached_property
+    def length_error(self) -> slice:
+        """The columns of ℓ (empty without them), after ν."""
+        return slice(self.mass_error.stop, self.mass_error.stop + self.lengths)
+
+    @cached_property
     def force_rate(self) -> slice:
-        """The columns of Ḟ (empty without them), after ν."""
-        return slice(self.mass_error.stop, self.mass_error.stop + len(self.forces) * self.force_rates)
+        """The columns of Ḟ (empty without them), after ℓ."""
+        return slice(self.length_error.stop, self.length_error.stop + len(self.forces) * self.force_rates)
 
     def bias_of(self, sensor: int) -> slice:
         """Columns of the bias of sensor number ``sensor``."""
@@ -133,10 +143,12 @@ class EstimationLayout:
 
 
 def dynamics_rows(mech: Mechanism, layout: EstimationLayout, selection: np.ndarray, masses: BodyMassTerms | None,
-                  x: np.ndarray, jac: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+                  lengths: BodyLengthTerms | None, x: np.ndarray,
+                  jac: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
     """e = [Φ_S; Φq_S q̇; M q̈ + Φq_Sᵀ λ − Q − E [F; g]; Φq_S q̈ − γ_S] and ∂e/∂x (E = ``selection``: the
     actuators' columns, and the column Q_g last when x carries g), with the mass errors' term
-    (mass_error_rows) on the bodies of ``masses`` when x carries ν."""
+    (mass_error_rows) on the bodies of ``masses`` when x carries ν and the length errors' term
+    (length_error_rows) on the bodies of ``lengths`` when x carries ℓ."""
     n, size = layout.n, len(layout.rows)
     error, block = step_rows(mech.arrays, layout.row_indices, selection, x[:n], x[n:2 * n], x[2 * n:3 * n],
                              x[layout.lam], x[layout.loads], jac)
@@ -148,6 +160,8 @@ def dynamics_rows(mech: Mechanism, layout: EstimationLayout, selection: np.ndarr
         jacobian[:, layout.loads] = block[:, 3 * n + size:]
     if layout.masses:
         mass_error_rows(masses, layout, x, slice(2 * size, 2 * size + n), error, jacobian)
+    if layout.lengths:
+        length_error_rows(lengths, layout, x, error, jacobian)
     return error, jacobian
 
 
@@ -170,15 +184,29 @@ def mass_error_rows(masses: BodyMassTerms, layout: EstimationLayout, x: np.ndarr
         jacobian[rows, layout.gravity_error] -= (masses.gravity @ mu)[:, None]
 
 
-def kinematic_rows(mech: Mechanism, rows: np.ndarray, layout: EstimationLayout, x: np.ndarray,
-                   jac: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
-    """e = [Φ_S; Φq_S q̇; Φq_S q̈ − γ_S] over the constraint ``rows`` S and ∂e/∂x (the state carries no λ)."""
+def length_error_rows(lengths: BodyLengthTerms, layout: EstimationLayout, x: np.ndarray, error: np.ndarray,
+                      jacobian: np.ndarray | None) -> None:
+    """Adds −L_b² ((1 + ℓ_b)² − 1) to the distance row of each body b of ``lengths`` among the position
+    rows Φ_S (the first rows of ``error``) and its derivative by ℓ_b to ``jacobian`` (None: the error
+    only; estimator.lengths)."""
+    change, slope = lengths.rows(x[layout.length_error], jacobian is not None)
+    error[lengths.positions] += change
+    if jacobian is not None:
+        jacobian[lengths.positions, np.arange(layout.length_error.start, layout.length_error.stop)] += slope
+
+
+def kinematic_rows(mech: Mechanism, rows: np.ndarray, layout: EstimationLayout, lengths: BodyLengthTerms | None,
+                   x: np.ndarray, jac: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+    """e = [Φ_S; Φq_S q̇; Φq_S q̈ − γ_S] over the constraint ``rows`` S and ∂e/∂x (the state carries no λ),
+    with the length errors' term (length_error_rows) on the bodies of ``lengths`` when x carries ℓ."""
     n = layout.n
     error, block = constraint_rows(mech.arrays, rows, x[:n], x[n:2 * n], x[2 * n:3 * n], jac)
-    if not jac:
-        return error, None
-    jacobian = np.zeros((error.shape[0], layout.size))
-    jacobian[:, :3 * n] = block
+    jacobian = None
+    if jac:
+        jacobian = np.zeros((error.shape[0], layout.size))
+        jacobian[:, :3 * n] = block
+    if layout.lengths:
+        length_error_rows(lengths, layout, x, error, jacobian)
     return error, jacobian
 
 

@@ -7,7 +7,8 @@
     text), sigma {block: list} only when the estimator publishes marginal standard deviations,
     model {name: value} only when it carries model-error states (``gravity_error``: the relative
     error g of the model's gravity, estimator ``gravity_sigma``; ``mass_error.<body>``: the relative
-    error μ_b of a body's mass, ``mass_sigma``)
+    error μ_b of a body's mass, ``mass_sigma``; ``length_error.<body>``: the relative error ℓ_b of a
+    body's length, ``length_sigma``)
 
 ``status`` (every ``status_period_s`` and as the reply to the ``status`` command)::
 

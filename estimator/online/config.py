@@ -22,7 +22,8 @@ FORCE_MODELS = ("walk", "smooth")
 FORCE_RATE_TIME = 0.0625  # [s]: K = √T × force_rate (EstimatorConfig, Unknown inputs)
 FORCE_STEP_SHARE = 0.1  # the smooth force model's steps: a walk of this share of K (EstimatorConfig)
 CHOICES = {"kind": KINDS, "factorization": FACTORIZATIONS, "force_model": FORCE_MODELS}  # keys that take a name
-NULLABLE = ("relinearize_threshold", "force_rate", "outlier_gate", "gravity_sigma", "mass_sigma")  # may be null
+NULLABLE = ("relinearize_threshold", "force_rate", "outlier_gate", "gravity_sigma", "mass_sigma",
+            "length_sigma")  # may be null
 # largest values of the keys with a natural bound (every other number: estimator.section.LIMIT in magnitude)
 MAXIMA = {"rate": 1e6, "lag": 100_000, "max_relinearizations": 100, "max_coalesce": 10_000,
           "recover_steps": 10_000_000, "max_pending": 10_000_000, "startup_timeout": 3600.0,
@@ -76,6 +77,13 @@ class EstimatorConfig:
       of every mass is not seen in free motion (λ scales with it) nor beside unknown forces: the state
       keeps the model's total mass and moves mass between the bodies (estimator.mass.BodyMassTerms).
       It needs the dynamics and at least two bodies with mass.
+      ``length_sigma`` [1]: with a number, the state carries ℓ_b for each body b held at its length
+      L_b by a distance row (a bar between two joints), the relative error of that length (the row
+      u·u − L_b² becomes u·u − L_b² (1 + ℓ_b)², estimator.lengths), with start priors
+      N(0, length_sigma²) and random walks of density ``length_random_walk`` [1/√s] (null, the
+      default: lengths as in the model). A model-error state seen through the geometry of the motion;
+      the mass matrix keeps the model's lengths (exact for bodies whose inertia and centre of gravity
+      scale with the length, as a uniform rod's). With or without the dynamics.
     Model
       ``dynamics``: true — per step M q̈ + Φqᵀλ − Q − E F = 0 (σ ``dynamics_sigma`` [N, N·m]) with
       the constraints; false — the kinematics-only estimator for comparison: the same graph without
@@ -163,6 +171,8 @@ class EstimatorConfig:
     gravity_random_walk: float = 1e-3
     mass_sigma: float | None = None
     mass_random_walk: float = 1e-3
+    length_sigma: float | None = None
+    length_random_walk: float = 1e-4
     dynamics: bool = True
     dynamics_sigma: float = 1e-3
     acceleration_noise: float = 0.3
@@ -222,6 +232,8 @@ class EstimatorConfig:
                   ("gravity_random_walk", self.gravity_random_walk >= 0.0, "at least 0"),
                   ("mass_sigma", self.mass_sigma is None or self.mass_sigma > 0.0, "null or a positive number"),
                   ("mass_random_walk", self.mass_random_walk >= 0.0, "at least 0"),
+                  ("length_sigma", self.length_sigma is None or self.length_sigma > 0.0, "null or a positive number"),
+                  ("length_random_walk", self.length_random_walk >= 0.0, "at least 0"),
                   ("startup_span", 0.0 <= self.startup_span <= 10.0, "in [0, 10] s"),
                   ("max_coalesce", self.max_coalesce >= 1, "at least 1"), ("recover_steps", self.recover_steps >= 1,
                   "at least 1"), ("recover_fraction", 0.0 < self.recover_fraction <= 1.0, "in (0, 1]"),

@@ -128,6 +128,7 @@ from estimator.factors.observation_stack import (LinearizedStep, Observation, Se
                                                  squared_innovation, stacked_step_error, whitened_reading)
 from estimator.factors.reduced_state import Lift, ReducedState, StepRelation, Unresolved
 from estimator.kinematics import AssemblyError, suggested_independent
+from estimator.lengths import body_length_terms
 from estimator.mass import body_mass_terms
 from estimator.model import Mechanism
 from estimator.online.config import EstimatorConfig
@@ -170,17 +171,19 @@ class OnlineEstimator:
                                f"mechanism has {len(self.masses.names)} body with mass")
         assembled = start_anchor(mech, config.initial_state)
         rows = tuple(int(r) for r in independent_constraint_rows(mech, assembled))
+        self.lengths = body_length_terms(mech, rows) if config.length_sigma is not None else None
         self.layout = EstimationLayout(mech.n, rows if dynamics else (), forces if dynamics else (),
                                        tuple(s.dimension if s.params.bias_state else 0 for s in sensors.sensors),
                                        gravity=dynamics and config.gravity_sigma is not None,
                                        independent=tuple(suggested_independent(mech, assembled, len(rows))),
                                        force_rates=config.force_model == "smooth",
-                                       masses=0 if self.masses is None else len(self.masses.names))
+                                       masses=0 if self.masses is None else len(self.masses.names),
+                                       lengths=0 if self.lengths is None else len(self.lengths.names))
         self.terms: dict[str, SensorTerm | None] = {
             s.params.name: sensor_term(s, i, self.layout, mech.m, len(mech.actuators))
             for i, s in enumerate(sensors.sensors)}
         self.force_coordinates = [mech.actuators[j].coordinate for j in forces]
-        self.model = step_model(mech, self.layout, config, rows, self.force_coordinates, self.masses)
+        self.model = step_model(mech, self.layout, config, rows, self.force_coordinates, self.masses, self.lengths)
         self.reduced = ReducedState(self.layout)
         self.drafter = Drafter(config, self.layout, self.reduced, self.model, sensors.sensors)
         self._freeze = FreezeSwitch()
@@ -372,6 +375,8 @@ class OnlineEstimator:
             sigmas[layout.gravity_error] = config.gravity_sigma
         if layout.masses:
             sigmas[layout.mass_error] = config.mass_sigma
+        if layout.lengths:
+            sigmas[layout.length_error] = config.length_sigma
         for i, sensor in enumerate(self.sensors.sensors):
             if sensor.params.bias_state:
                 sigmas[layout.bias_of(i)] = sensor.params.noise.bias_sigma
@@ -605,4 +610,6 @@ class OnlineEstimator:
         if layout.masses:
             mu = self.masses.distribution @ x[layout.mass_error]
             model |= {f"mass_error.{name}": float(v) for name, v in zip(self.masses.names, mu)}
+        if layout.lengths:
+            model |= {f"length_error.{name}": float(v) for name, v in zip(self.lengths.names, x[layout.length_error])}
         return q, qd, qdd, forces, lam, sigma, model

@@ -16,6 +16,7 @@ from estimator.factors.dynamics_factors import actuator_selection
 from estimator.factors.estimation_state import EstimationLayout, dynamics_rows, kinematic_rows
 from estimator.factors.observation_stack import RowFunction, weighted_model_rows
 from estimator.factors.step_bundle import step_sigmas
+from estimator.lengths import BodyLengthTerms
 from estimator.mass import BodyMassTerms
 from estimator.model import Mechanism
 from estimator.online.config import EstimatorConfig
@@ -44,19 +45,20 @@ class StepModel:
 
 
 def step_model(mech: Mechanism, layout: EstimationLayout, config: EstimatorConfig, rows: Sequence[int],
-               force_coordinates: Sequence[int], masses: BodyMassTerms | None) -> StepModel:
+               force_coordinates: Sequence[int], masses: BodyMassTerms | None,
+               lengths: BodyLengthTerms | None) -> StepModel:
     """The model rows on ``layout`` under ``config``'s σ: the independent constraint ``rows`` at the
     three levels, and with ``config.dynamics`` the equations of motion with unknown forces on
     ``force_coordinates`` (and the gravity error g and the mass errors of the bodies of ``masses`` when
-    ``layout`` carries them)."""
+    ``layout`` carries them); the length errors of the bodies of ``lengths`` when it carries them."""
     if config.dynamics:
         selection = (actuator_selection(mech, list(force_coordinates)) if len(force_coordinates)
                      else np.zeros((mech.n, 0)))
         if layout.gravity:  # g, the relative gravity error, loads the model's gravity force Q_g
             selection = np.column_stack((selection, mech.gravity_z[:mech.n]))
-        function = partial(dynamics_rows, mech, layout, selection, masses)
+        function = partial(dynamics_rows, mech, layout, selection, masses, lengths)
     else:
-        function = partial(kinematic_rows, mech, np.asarray(rows), layout)
+        function = partial(kinematic_rows, mech, np.asarray(rows), layout, lengths)
     sigmas, defaults = (row_sigmas(mech.n, len(rows), config.dynamics, c) for c in (config, EstimatorConfig()))
     return StepModel(function, 1.0 / sigmas, sigmas / np.maximum(sigmas, defaults))
 

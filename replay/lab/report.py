@@ -6,8 +6,9 @@ unknown forces' worst RMSE, p50 of the cost per step [ms, measured under the mac
 the cells that raised. Plots (first seed): per scenario × set, the first scored coordinate's estimate
 against the truth with ±2σ bands where the estimator gives σ (the legend says "no σ" where not), and
 its error over time (log scale); per scenario, bars of the whole-run q RMSE per estimator and set,
-and, where estimators carry the gravity error state (``gravity_sigma``) or the mass errors
-(``mass_sigma``), their g and μ over time against the scenario's own errors.
+and, where estimators carry the gravity error state (``gravity_sigma``), the mass errors
+(``mass_sigma``) or the length errors (``length_sigma``), their g, μ and ℓ over time against the
+scenario's own errors.
 """
 
 from __future__ import annotations
@@ -158,41 +159,53 @@ def _saved(fig, plt, path: Path, caption: str) -> tuple[str, str]:
 
 
 def true_model_error(scenario: Scenario, name: str) -> float:
-    """The scenario's own error of the model-error state ``name``: g = |g_truth| / |g_model| − 1, or μ_b =
-    body b's share of the true total mass over its share of the model's, less 1 (the state keeps the
-    model's total mass: estimator.mass.BodyMassTerms)."""
+    """The scenario's own error of the model-error state ``name``: g = |g_truth| / |g_model| − 1, ℓ_b = body
+    b's true length over the model's, less 1, or μ_b = body b's share of the true total mass over its
+    share of the model's, less 1 (the state keeps the model's total mass: estimator.mass.BodyMassTerms)."""
     truth, model = scenario.truth_mechanism(), scenario.model_mechanism()
     if name == "gravity_error":
         return float(np.linalg.norm(truth.gravity) / np.linalg.norm(model.gravity) - 1.0)
+    if name.startswith("length_error."):
+        true_lengths, model_lengths = ({b.name: b.length for b in m.bodies} for m in (truth, model))
+        body = name.partition(".")[2]
+        return true_lengths[body] / model_lengths[body] - 1.0
     true_masses, model_masses = ({b.name: b.mass for b in m.bodies if b.mass > 0.0} for m in (truth, model))
     body = name.partition(".")[2]
     return (true_masses[body] / sum(true_masses.values())) / (model_masses[body] / sum(model_masses.values())) - 1.0
 
 
 MODEL_FIGURES = (("gravity", "gravity error g", lambda name: name == "gravity_error"),
-                 ("masses", "mass error μ", lambda name: name.startswith("mass_error.")))
+                 ("masses", "mass error μ", lambda name: name.startswith("mass_error.")),
+                 ("lengths", "length error ℓ", lambda name: name.startswith("length_error.")))
 
 
 def _model_figure(scenario: Scenario, results: Sequence[CellResult], out: Path, plt) -> list[tuple[str, str]]:
     """The estimators' model-error states over time (cells that estimate them), against the scenario's
-    own (true_model_error): one figure for the gravity error g, one for the mass errors μ_b (a plot
-    per body); none for a state no cell estimates."""
+    own (true_model_error): one figure for the gravity error g, one for the mass errors μ_b and one for
+    the length errors ℓ_b (a plot per body); none for a state no cell estimates."""
     figures = []
     for stem, label, picks in MODEL_FIGURES:
         names = sorted({name for r in results for name in r.series.model if picks(name)})
         if not names:
             continue
-        fig, axes = plt.subplots(len(names), 1, figsize=(9, 1.0 + 2.5 * len(names)), sharex=True, squeeze=False)
-        for name, axis in zip(names, axes[:, 0]):
-            carrying = [r for r in results if name in r.series.model]
-            for r in carrying:
+        curves = max(sum(name in r.series.model for r in results) for name in names) + 1
+        height = max(1.0 + 2.5 * len(names), 0.5 + 0.16 * curves)  # room for the legend's entries
+        fig = plt.figure(figsize=(11, height))
+        grid = fig.add_gridspec(len(names), 2, width_ratios=(3, 1))
+        axes = [fig.add_subplot(grid[0, 0])]
+        axes += [fig.add_subplot(grid[k, 0], sharex=axes[0]) for k in range(1, len(names))]
+        for name, axis in zip(names, axes):
+            for r in (r for r in results if name in r.series.model):
                 axis.plot(r.series.t, r.series.model[name], lw=1, label=f"{r.cell.sensor_set}, {r.cell.estimator}")
             true = true_model_error(scenario, name)
-            axis.axhline(true, color="k", ls="--", lw=1, label=f"the scenario's {true:.4g}")
-            axis.set_ylabel(label if len(names) == 1 else name.partition(".")[2])
-            axis.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the plot: off the transients
-        axes[-1, 0].set_xlabel("t [s]")
-        axes[0, 0].set_title(f"{scenario.name}: the estimated {label} (seed {results[0].cell.seed})")
+            axis.axhline(true, color="k", ls="--", lw=1, label="the scenario's")
+            axis.set_ylabel(f"{label if len(names) == 1 else name.partition('.')[2]} (true {true:.4g})")
+        # one legend beside the plots, in a column of its own (every plot has the same curves)
+        legend = fig.add_subplot(grid[:, 1])
+        legend.axis("off")
+        legend.legend(*axes[0].get_legend_handles_labels(), fontsize=7, loc="upper left")
+        axes[-1].set_xlabel("t [s]")
+        axes[0].set_title(f"{scenario.name}: the estimated {label} (seed {results[0].cell.seed})")
         figures.append(_saved(fig, plt, out / f"{stem}_{scenario.name}.png",
                               f"{scenario.name}: the estimated {label} against the scenario's"))
     return figures

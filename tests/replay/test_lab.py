@@ -96,10 +96,11 @@ def test_a_suite_on_a_two_worker_local_cluster(tmp_path: Path) -> None:
     page = write_report(suite, results, table, tmp_path / "report", "header")
     assert {p.name for p in page.parent.glob("*.png")} == {"track_gravity_error_coupler_gyro.png",
                                                            "rmse_gravity_error.png", "gravity_gravity_error.png",
-                                                           "masses_gravity_error.png"}
+                                                           "masses_gravity_error.png", "lengths_gravity_error.png"}
     smoother = next(r for r in results if r.cell.estimator == "smoother" and r.series is not None)
     assert set(smoother.series.model) == {"gravity_error", "mass_error.crank", "mass_error.coupler",
-                                          "mass_error.rocker"}
+                                          "mass_error.rocker", "length_error.crank", "length_error.coupler",
+                                          "length_error.rocker"}
     assert all(len(values) == len(smoother.series.t) for values in smoother.series.model.values())
     assert "error_ekf" in page.read_text()
 
@@ -111,6 +112,13 @@ def test_the_scenarios_own_model_errors() -> None:
     for body, true, model in (("crank", 2.0, 2.2), ("coupler", 8.0, 7.2), ("rocker", 5.0, 5.5)):
         expected = (true / 15.0) / (model / 14.9) - 1.0
         assert true_model_error(scenario, f"mass_error.{body}") == pytest.approx(expected)
+
+
+def test_the_scenarios_own_length_errors() -> None:
+    """ℓ_b: bars 2, 8, 5 m against the model's 2.02, 7.92, 5.05."""
+    scenario = load_suite(REPO / "configs" / "lab" / "fourbar_benchmark.yaml").scenarios["all_errors"]
+    for body, true, model in (("crank", 2.0, 2.02), ("coupler", 8.0, 7.92), ("rocker", 5.0, 5.05)):
+        assert true_model_error(scenario, f"length_error.{body}") == pytest.approx(true / model - 1.0)
 
 
 def test_a_suite_changed_under_the_workers_is_an_error_naming_it(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from estimator.errors import MbstateError
 from estimator.factors.adapter import gtsam_factor
 from estimator.factors.constraint_factors import independent_constraint_rows
 from estimator.factors.dynamics_factors import actuator_selection
+from estimator.lengths import body_length_terms
 from estimator.mass import body_mass_terms
 from estimator.mechanism_file import build_mechanism
 from estimator.model import Mechanism
@@ -51,7 +52,8 @@ EXTRAS = {
 FACTORS = ("prior", "trapezoidal", "position_constraint", "velocity_constraint", "acceleration_constraint",
            "multiplier_dynamics", "forward_dynamics", "reduced_dynamics", "adams_moulton3", "adams_moulton4_z",
            "dependent_step", "independent_step", "inverse_dynamics", "driven_step", "online_dynamics_rows",
-           "online_dynamics_rows_gravity", "online_dynamics_rows_masses", "online_kinematic_rows")
+           "online_dynamics_rows_gravity", "online_dynamics_rows_masses", "online_dynamics_rows_lengths",
+           "online_kinematic_rows", "online_kinematic_rows_lengths")
 # Central differences with step h have truncation error O(h^2 |e'''|) and round-off O(eps |e| / h); at
 # h = 1e-6 both stay below 1e-9 relative for these smooth, O(1)-scaled functions (observed <= 3e-9).
 # The tolerance 1e-7 * (1 + max|J|) keeps a margin of 30 while any wrong or missing term (O(1)) fails.
@@ -91,6 +93,12 @@ def states(file: str, seed: int) -> dict[str, np.ndarray]:
     masses = len(body_mass_terms(mech).names)
     values["xgm"] = np.concatenate((values["q"], values["v"], values["a"], values["f"], rng.normal(size=1 + masses),
                                     rng.normal(size=ONLINE_BIAS), values["l"]))
+    lengths = len(body_length_terms(mech, range(mech.m)).names)
+    values["xgml"] = np.concatenate((values["q"], values["v"], values["a"], values["f"],
+                                     rng.normal(size=1 + masses), 0.05 * rng.normal(size=lengths),
+                                     rng.normal(size=ONLINE_BIAS), values["l"]))
+    values["xl"] = np.concatenate((values["q"], values["v"], values["a"], values["f"], 0.05 * rng.normal(size=lengths),
+                                   rng.normal(size=ONLINE_BIAS), values["l"]))
     for kind in list(values):
         values[kind + "+"] = values[kind] + 1e-2 * rng.normal(size=values[kind].shape)
         values[kind + "-"] = values[kind] - 1e-2 * rng.normal(size=values[kind].shape)

@@ -16,7 +16,7 @@ import dataclasses
 import numpy as np
 import pytest
 from conftest import MECHANISMS, REPO
-from crank_runs import crank_errors
+from crank_runs import RATE, crank_gyro_run
 
 from estimator.errors import MbstateError
 from estimator.mechanism_file import load_mechanism
@@ -25,22 +25,15 @@ from estimator.online.estimator import OnlineEstimator
 from replay.lab.suite import load_suite
 from sensors.config import build_sensors
 
-RATE = 200.0
-GYRO = {"sensors": {"gyro": {"kind": "gyroscope", "body": "crank", "rate": RATE, "noise": {"sigma": 9.839e-4}}}}
 SCENARIO = load_suite(REPO / "configs" / "lab" / "fourbar_benchmark.yaml").scenarios["mass_error"]
-
-
-def run(config: EstimatorConfig, t_end: float = 4.0) -> tuple[np.ndarray, np.ndarray, dict[str, float]]:
-    """Times and crank-angle errors of the estimates, and the last one's model-error states."""
-    times, errors, states = crank_errors(SCENARIO.truth_mechanism(), SCENARIO.model_mechanism(), GYRO, config, t_end, 5)
-    return times, errors, states[-1]
 
 
 def test_the_mass_errors_are_estimated_and_the_angle_follows() -> None:
     base = EstimatorConfig(rate=RATE, lag=50, acceleration_noise=0.001, gravity_sigma=0.2, gravity_random_walk=1e-4,
                            startup_span=0.0, initial_velocity=(("crank", 0.0),), velocity_sigma=0.02)
-    t, without, states = run(base)
-    t_m, with_masses, states_m = run(dataclasses.replace(base, mass_sigma=0.1, mass_random_walk=1e-4))
+    t, without, states = crank_gyro_run(SCENARIO, base, 4.0)
+    t_m, with_masses, states_m = crank_gyro_run(SCENARIO, dataclasses.replace(base, mass_sigma=0.1,
+                                                                              mass_random_walk=1e-4), 4.0)
     assert not any(name.startswith("mass_error") for name in states)
     truth = {b.name: b.mass for b in SCENARIO.truth_mechanism().bodies}
     model = {b.name: b.mass for b in SCENARIO.model_mechanism().bodies}

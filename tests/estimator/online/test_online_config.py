@@ -54,6 +54,12 @@ def test_mass_sigma_is_null_or_a_number() -> None:
     assert (read({"mass_sigma": 0.1, "mass_random_walk": 0}).mass_sigma, read({}).mass_random_walk) == (0.1, 1e-3)
 
 
+def test_length_sigma_is_null_or_a_number() -> None:
+    assert read({"length_sigma": None}).length_sigma is None
+    assert (read({"length_sigma": 0.01, "length_random_walk": 0}).length_sigma, read({}).length_random_walk) == (0.01,
+                                                                                                             1e-4)
+
+
 def test_keys_are_read_with_their_types() -> None:
     config = read({"rate": 500, "lag": 12, "unknown_forces": ["motor"], "dynamics": False, "factorization": "CHOLESKY",
                    "force_random_walk": 3.5, "publish_sigmas": True, "latency_budget_ms": 2})
@@ -79,6 +85,8 @@ def test_keys_are_read_with_their_types() -> None:
     ({"recover_fraction": 0}, "estimator.recover_fraction: must be in (0, 1]"),
     ({"mass_sigma": 0}, "estimator.mass_sigma: must be null or a positive number"),
     ({"mass_random_walk": -1}, "estimator.mass_random_walk: must be at least 0"),
+    ({"length_sigma": -0.01}, "estimator.length_sigma: must be null or a positive number"),
+    ({"length_random_walk": -1}, "estimator.length_random_walk: must be at least 0"),
 ])
 def test_errors_name_the_file_and_key(data: dict, message: str) -> None:
     with pytest.raises(MbstateError, match="^est.yaml: " + message.replace("(", r"\(").replace(")", r"\)")

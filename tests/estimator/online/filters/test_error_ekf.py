@@ -181,12 +181,11 @@ def test_filter_interface_late_readings_reset_and_forces() -> None:
                      build_sensors({"sensors": {"g": SENSORS["sensors"]["gyro"]}},
                                    load_mechanism(MECHANISMS / "fourbar_crank.yaml"), "test"),
                      EstimatorConfig(kind="error_ekf", unknown_forces=("motor",)))
-    with pytest.raises(MbstateError, match="does not estimate the gravity error"):
-        OnlineFilter(FOURBAR, build_sensors({"sensors": {"g": SENSORS["sensors"]["gyro"]}}, FOURBAR, "test"),
-                     EstimatorConfig(kind="error_ekf", gravity_sigma=0.2))
-    with pytest.raises(MbstateError, match="does not estimate the mass errors"):
-        OnlineFilter(FOURBAR, build_sensors({"sensors": {"g": SENSORS["sensors"]["gyro"]}}, FOURBAR, "test"),
-                     EstimatorConfig(kind="error_ekf", mass_sigma=0.1))
+    for key, value, what in (("gravity_sigma", 0.2, "the gravity error"), ("mass_sigma", 0.1, "the mass errors"),
+                             ("length_sigma", 0.01, "the length errors")):
+        with pytest.raises(MbstateError, match=f"estimator.{key}: .* does not estimate {what}"):
+            OnlineFilter(FOURBAR, build_sensors({"sensors": {"g": SENSORS["sensors"]["gyro"]}}, FOURBAR, "test"),
+                         EstimatorConfig(kind="error_ekf", **{key: value}))
 
 
 def test_kind_is_read_from_the_estimator_section_and_chooses_the_estimator(tmp_path) -> None:
