@@ -46,4 +46,3 @@ def test_each_body_with_a_kept_distance_row_has_its_length() -> None:
     assert np.allclose(terms.squares, [2.02**2, 7.92**2, 5.05**2])
     shorter = body_length_terms(mech, [r for r in range(mech.m) if r != terms.positions[1]])
     assert shorter.names == ("crank", "rocker")
-
