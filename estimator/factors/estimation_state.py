@@ -1,16 +1,17 @@
 """The stacked state of the online estimator and its process-model factors.
 
-x_k = [q (n); q̇ (n); q̈ (n); F (a); g (0 or 1); ν (0 or nm); ℓ (0 or nl); Ḟ (0 or a); b (nb); λ (|S|)]: λ on an
-independent subset S of the constraint rows (dynamics only), F the unknown actuator forces (dynamics
-only), g the relative error of the model's gravity (optional, dynamics only: the model's gravity force
+x_k = [q (n); q̇ (n); q̈ (n); F (a); g (0 or 1); ν (0 or nm); ℓ (0 or nl); Ḟ (0 or a); b (nb); λ (|S|)]:
+λ on an independent subset S of the constraint rows (dynamics only), F the unknown actuator forces
+(dynamics only), g the relative error of the model's gravity (optional, dynamics only: the model's gravity force
 Q_g becomes (1 + g) Q_g), ν for the relative errors μ = P ν of the masses of the model's nm bodies
 with mass (optional, dynamics only: body b's mass matrix M_b and gravity force Q_g,b, its mass and
 inertia, become (1 + μ_b) times the model's; P keeps the total mass, estimator.mass.BodyMassTerms),
 ℓ the relative errors of the lengths of the nl bodies whose distance row is in S (optional: body b's
-row u·u − L_b² becomes u·u − L_b² (1 + ℓ_b)², estimator.lengths), Ḟ the rates of F (the smooth force model), b the biases of the sensors with ``bias_state`` (each
-sensor's d entries, in sensor order). One variable per step keeps GTSAM's bookkeeping small
-(estimator.factors.stacked_state); F, g, ν, ℓ and b ride in it, so their random walks join the
-integrators in one native factor between consecutive states:
+row u·u − L_b² becomes u·u − L_b² (1 + ℓ_b)², estimator.lengths), Ḟ the rates of F (the smooth force
+model), b the biases of the sensors with ``bias_state`` (each sensor's d entries, in sensor order).
+One variable per step keeps GTSAM's bookkeeping small (estimator.factors.stacked_state); F, g, ν, ℓ
+and b ride in it, so their random walks join the integrators in one native factor between
+consecutive states:
 
     model rows of step k (one Python factor, with that step's readings, estimator.factors.observation_stack):
       dynamics:    [Φ_S; Φq_S q̇; M q̈ + Φq_Sᵀ λ − Q − E F − Q_g g + Σ_b μ_b (M_b q̈ − (1 + g) Q_g,b);

@@ -165,12 +165,11 @@ def true_model_error(scenario: Scenario, name: str) -> float:
     truth, model = scenario.truth_mechanism(), scenario.model_mechanism()
     if name == "gravity_error":
         return float(np.linalg.norm(truth.gravity) / np.linalg.norm(model.gravity) - 1.0)
+    body = name.partition(".")[2]
     if name.startswith("length_error."):
         true_lengths, model_lengths = ({b.name: b.length for b in m.bodies} for m in (truth, model))
-        body = name.partition(".")[2]
         return true_lengths[body] / model_lengths[body] - 1.0
     true_masses, model_masses = ({b.name: b.mass for b in m.bodies if b.mass > 0.0} for m in (truth, model))
-    body = name.partition(".")[2]
     return (true_masses[body] / sum(true_masses.values())) / (model_masses[body] / sum(model_masses.values())) - 1.0
 
 
