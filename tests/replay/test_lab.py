@@ -160,21 +160,24 @@ def test_a_trusted_model_whose_one_error_is_a_state_follows_the_crank_through_it
     assert after["smoother_tight"] < 2.7e-4 < after["smoother_gravity"]
 
 
-def test_relinearizing_the_steps_an_update_moves_takes_the_encoder_nearer_the_causal_fit(tmp_path: Path) -> None:
-    """all_errors, the 1° crank encoder, seed 1: smoother_tight_lengths (rows tight, masses, lengths and g
-    as states) with every step of the window its update moved linearized again (relinearize_threshold
-    0.01) against the same keys linearizing again only the window's newest and oldest steps (null): 2.35e-3
-    against 2.63e-3 rad over the run when measured, where a fit of every reading so far with the row's
-    priors (scripts/causal_reference.py) is off by 2.27e-3 at 52 instants. README, lab section."""
+def test_states_for_every_error_keep_the_coupler_gyroscope_under_its_bar_with_a_relinearized_2_s_window(
+        tmp_path: Path) -> None:
+    """gravity_error (masses and lengths right), the coupler gyroscope, seed 2, from 2 s on: smoother_tight_lengths
+    (rows tight; g, masses and lengths as states; a 2 s window, lag 400, every step its update moved linearized
+    again) stays under the issue's bar of 2.73e-4 rad (2.51e-4 when measured); linearizing again only the
+    window's newest and oldest steps (relinearize_threshold null) leaves 3.54e-4, and a 1 s window (lag 200)
+    lets the masses drift some 3 % apart late in the run, 1.05e-3. README, lab section."""
     suite = REPO / "configs" / "lab" / "fourbar_benchmark.yaml"
     document = yaml.safe_load(suite.read_text())
     for scenario in document["scenarios"].values():  # the copy's paths, absolute
         scenario["mechanism"] = str((suite.parent / scenario["mechanism"]).resolve())
         scenario["sensors"] = {name: str((suite.parent / path).resolve()) for name, path in scenario["sensors"].items()}
-    document["estimators"]["ends_only"] = {**document["estimators"]["smoother_tight_lengths"],
-                                           "relinearize_threshold": None}
+    row = document["estimators"]["smoother_tight_lengths"]
+    document["estimators"]["ends_only"] = {**row, "relinearize_threshold": None}
+    document["estimators"]["one_second"] = {**row, "lag": 200}
     copy = tmp_path / "suite.yaml"
     copy.write_text(yaml.safe_dump(document))
-    whole = {name: run_cell(copy, Cell("all_errors", "crank_encoder", name, 1), keep_series=False).rmse["q"]["crank"]
-             for name in ("smoother_tight_lengths", "ends_only")}
-    assert whole["smoother_tight_lengths"] < 2.5e-3 < whole["ends_only"]
+    after = {name: run_cell(copy, Cell("gravity_error", "coupler_gyro", name, 2),
+                            keep_series=False).rmse_after["q"]["crank"]
+             for name in ("smoother_tight_lengths", "ends_only", "one_second")}
+    assert after["smoother_tight_lengths"] < 3.0e-4 < min(after["ends_only"], after["one_second"])
