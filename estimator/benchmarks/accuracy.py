@@ -83,6 +83,7 @@ class Scenario:
     joints: tuple[str, ...]
     trajectory: Path | None
     force_rate: float | None  # the drive torques' typical rate of change (EstimatorConfig.force_rate)
+    jerk_random_walk: float | None  # the drive motion's white-jerk density (EstimatorConfig, force_model jerk)
     initial: dict[str, float] | None
     guess: dict[str, float]
 
@@ -133,6 +134,7 @@ def _scenario(section: Section, name: str, base: Path) -> Scenario:
     driven = section.section("driven") if section.has("driven") else None
     trajectory = base / driven.text("trajectory") if driven else None
     force_rate = driven.number("force_rate", positive=True) if driven else None
+    jerk = driven.number("jerk_random_walk", positive=True) if driven else None
     if driven:
         driven.finish()
     free = section.section("free") if section.has("free") else None
@@ -140,7 +142,8 @@ def _scenario(section: Section, name: str, base: Path) -> Scenario:
     guess = free.number_map("guess") if free else {}
     if free:
         free.finish()
-    scenario = Scenario(name, base / section.text("file"), tuple(joints), trajectory, force_rate, initial, guess)
+    scenario = Scenario(name, base / section.text("file"), tuple(joints), trajectory, force_rate, jerk, initial,
+                        guess)
     section.finish()
     if not scenario.motions():
         raise section.error("driven", "a mechanism needs a driven or a free motion (or both)")
@@ -267,7 +270,9 @@ def run_cell(matrix: Matrix, cell: Cell, duration: float, timing: bool = True) -
                                  mechanism_path=scenario.mechanism, sensors_path=sensors_path, mech=drawn,
                                  sensors=sensors, estimator=dataclasses.replace(
                                      matrix.base.estimator, unknown_forces=unknown,
-                                     force_rate=scenario.force_rate if unknown else None))
+                                     force_rate=scenario.force_rate if unknown else None,
+                                     jerk_random_walk=scenario.jerk_random_walk if unknown
+                                     else matrix.base.estimator.jerk_random_walk))
     accuracy = replay_readings(config, readings, FixedClock())
     quanta = [s.params.noise.quantum for s in sensors.sensors if s.params.kind == "encoder"]
     result = CellResult(cell.mechanism, cell.set, cell.motion, float(truth.t[-1] - truth.t[0]),

@@ -40,6 +40,7 @@ from functools import cached_property, partial
 
 import gtsam
 import numpy as np
+from numpy.typing import ArrayLike
 
 from estimator.dynamics.step_rows import constraint_rows, step_rows
 from estimator.factors.multistep import adams_moulton_error
@@ -211,11 +212,12 @@ def kinematic_rows(mech: Mechanism, rows: np.ndarray, layout: EstimationLayout, 
     return error, jacobian
 
 
-def process_relation(layout: EstimationLayout, dt: float, order: int, integrator_sigmas: tuple[float, float],
+def process_relation(layout: EstimationLayout, dt: float, order: int, integrator_sigmas: ArrayLike,
                      walks: Sequence[tuple[slice | np.ndarray, float]],
                      trapezoids: Sequence[tuple[slice, slice, float]] = ()) -> LinearRelation:
     """The native factor between x_{k+1−p} … x_k: Adams-Moulton rows of z = q[I] and ż (σ
-    ``integrator_sigmas``, one for each), random walks x_k[s] − x_{k−1}[s] with per-step σ for each
+    ``integrator_sigmas``: one for each level, or a (2, |I|) array, one per level and coordinate),
+    random walks x_k[s] − x_{k−1}[s] with per-step σ for each
     (columns s: a slice or indices, σ) of ``walks``, and trapezoidal rows
     x_k[v] − x_{k−1}[v] − h/2 (x_{k−1}[r] + x_k[r]) with σ for each (v, r, σ) of ``trapezoids``."""
     selection = np.eye(layout.n)[layout.integrated]
@@ -242,7 +244,8 @@ def process_relation(layout: EstimationLayout, dt: float, order: int, integrator
             blocks[-1][-len(previous):] += current
         return e, blocks
 
-    sigmas = np.concatenate([np.repeat(integrator_sigmas, len(layout.integrated))]
+    levels = np.asarray(integrator_sigmas, float).reshape(2, -1)
+    sigmas = np.concatenate([np.broadcast_to(levels, (2, len(layout.integrated))).ravel()]
                             + [np.full(len(c), sigma) for c, (_, sigma) in zip(columns, walks)]
                             + [np.full(v.stop - v.start, sigma) for v, _, sigma in trapezoids])
     return LinearRelation(gtsam.noiseModel.Diagonal.Sigmas(sigmas), [layout.size] * order, error)

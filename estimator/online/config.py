@@ -18,7 +18,7 @@ from estimator.section import Section
 from estimator.smoother import FACTORIZATIONS
 
 KINDS = ("smoother", "error_ekf", "ukf")
-FORCE_MODELS = ("walk", "smooth")
+FORCE_MODELS = ("walk", "smooth", "jerk")
 FORCE_RATE_TIME = 0.0625  # [s]: K = √T × force_rate (EstimatorConfig, Unknown inputs)
 FORCE_STEP_SHARE = 0.1  # the smooth force model's steps: a walk of this share of K (EstimatorConfig)
 CHOICES = {"kind": KINDS, "factorization": FACTORIZATIONS, "force_model": FORCE_MODELS}  # keys that take a name
@@ -61,8 +61,12 @@ class EstimatorConfig:
       state, Ḟ a random walk of density J = K / FORCE_RATE_TIME and F the trapezoidal integral of
       Ḟ plus steps of a walk of density FORCE_STEP_SHARE × K: a force that changes smoothly,
       followed without a walk's lag, that may still jump (a stop its rate cannot follow); the
-      start prior of Ḟ has σ 3 K/√FORCE_RATE_TIME, three times the rms rate) or ``walk`` (F
-      itself a random walk of density K).
+      start prior of Ḟ has σ 3 K/√FORCE_RATE_TIME, three times the rms rate), ``walk`` (F
+      itself a random walk of density K) or ``jerk`` (F free at each step, set by the equations of
+      motion; the accelerations of the coordinates the forces act on, which must be independent
+      coordinates, a white-jerk random walk of density ``jerk_random_walk``, and no
+      ``acceleration_noise`` on them: a drive that follows a smooth motion, its torque the inverse
+      dynamics of that motion).
       ``gravity_sigma`` [1]: with a number, the state carries g, the relative error of the model's
       gravity (the equations of motion use (1 + g) Q_g, Q_g the model's gravity force), with a start
       prior N(0, gravity_sigma²) and a random walk of density ``gravity_random_walk`` [1/√s]; the
@@ -88,7 +92,8 @@ class EstimatorConfig:
       ``dynamics``: true — per step M q̈ + Φqᵀλ − Q − E F = 0 (σ ``dynamics_sigma`` [N, N·m]) with
       the constraints; false — the kinematics-only estimator for comparison: the same graph without
       the dynamics rows, λ and F, with a white-jerk random walk on q̈ (density ``jerk_random_walk``
-      [m/s³/√Hz, rad/s³/√Hz]); its forces are then computed from each estimate by inverse dynamics.
+      [m/s³/√Hz, rad/s³/√Hz], which the ``jerk`` force model uses too); its forces are then computed
+      from each estimate by inverse dynamics.
       ``constraint_sigma`` [m], ``velocity_constraint_sigma`` [m/s], ``acceleration_constraint_sigma``
       [m/s²]: σ of the rows Φ, Φq q̇ and Φq q̈ − γ. The linearization error of the velocity rows grows
       with δq δq̇ and that of the acceleration rows with δq̇², δq̇ the correction a step's readings make

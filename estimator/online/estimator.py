@@ -183,9 +183,15 @@ class OnlineEstimator:
             s.params.name: sensor_term(s, i, self.layout, mech.m, len(mech.actuators))
             for i, s in enumerate(sensors.sensors)}
         self.force_coordinates = [mech.actuators[j].coordinate for j in forces]
+        off = [mech.coordinate_names[c] for c in self.force_coordinates if c not in self.layout.integrated]
+        if dynamics and config.force_model == "jerk" and off:
+            raise MbstateError(f"estimator.force_model jerk: the unknown forces must act on independent "
+                               f"coordinates, and {off[0]!r} is not one (independent: "
+                               f"{', '.join(mech.coordinate_names[i] for i in self.layout.integrated)})")
         self.model = step_model(mech, self.layout, config, rows, self.force_coordinates, self.masses, self.lengths)
         self.reduced = ReducedState(self.layout)
-        self.drafter = Drafter(config, self.layout, self.reduced, self.model, sensors.sensors)
+        self.drafter = Drafter(config, self.layout, self.reduced, self.model, sensors.sensors,
+                               self.force_coordinates)
         self._freeze = FreezeSwitch()
         self._unit: dict[int, gtsam.noiseModel.Base] = {}
         self._counters: dict[str, int] = dict.fromkeys(COUNTERS, 0)
