@@ -29,7 +29,9 @@ consecutive states:
       (K_s a share of K: estimator.online.config.FORCE_STEP_SHARE),
       g_k − g_{k−1} ~ N(0, K_g² h), ν_k − ν_{k−1} ~ N(0, K_ν² h), ℓ_k − ℓ_{k−1} ~ N(0, K_ℓ² h),
       b_k − b_{k−1} ~ N(0, K_b² h) per sensor,
-      kinematics only: z̈_k − z̈_{k−1} ~ N(0, K_j² h) (white jerk, the constant-acceleration model).
+      kinematics only, and for the jerk force model on the z the forces act on (F then free at each
+      step, and those z without the white acceleration of the Adams-Moulton rows):
+      z̈_k − z̈_{k−1} ~ N(0, K_j² h) (white jerk, the constant-acceleration model).
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ class Drafter:
     """Predicts and drafts the steps of one estimator (its layout, grid step and integrator order)."""
 
     def __init__(self, config: EstimatorConfig, layout: EstimationLayout, reduced: ReducedState, model: StepModel,
-                 sensors: Sequence[Sensor], force_coordinates: Sequence[int] = ()) -> None:
+                 sensors: Sequence[Sensor], force_coordinates: Sequence[int]) -> None:
         self.config, self.layout, self.reduced, self.model = config, layout, reduced, model
         self.process = self._process_relations(sensors, force_coordinates)
         self.prediction = self._prediction_matrices()
@@ -47,13 +47,14 @@ class Drafter:
         ``force_coordinates``: the coordinates the unknown forces act on (the jerk force model's walk)."""
         config, layout, h = self.config, self.layout, self.config.dt
         walks, trapezoids = [], []
+        jerk = bool(layout.forces) and config.force_model == "jerk"
         if layout.force_rates:  # the smooth force model: F the integral of Ḟ and small steps, Ḟ a random walk
             rate_walk = config.force_rate_walk
             walks.append((layout.force_rate, rate_walk * np.sqrt(h)))
             steps = FORCE_STEP_SHARE * config.force_walk * np.sqrt(h)
             trapezoids.append((layout.force, layout.force_rate, max(float(np.hypot(rate_walk * h ** 1.5 / np.sqrt(12.0),
                                                                                     steps)), 1e-9)))
-        elif layout.forces and config.force_model == "jerk":  # F free, the driven accelerations a white-jerk walk
+        elif jerk:  # F free, the driven accelerations a white-jerk walk
             walks.append((2 * layout.n + np.asarray(force_coordinates, int), config.jerk_random_walk * np.sqrt(h)))
         elif layout.forces:
             walks.append((layout.force, config.force_walk * np.sqrt(h)))
@@ -70,7 +71,7 @@ class Drafter:
             n = layout.n
             walks.append((2 * n + layout.integrated, config.jerk_random_walk * np.sqrt(h)))
         noise = np.full(len(layout.integrated), config.acceleration_noise)
-        if layout.forces and config.force_model == "jerk":  # the unknown forces explain all of a driven acceleration
+        if jerk:  # the unknown forces explain all of a driven acceleration
             noise[np.isin(layout.integrated, force_coordinates)] = 0.0
         floor = config.integrator_sigma
         sigmas = np.vstack((np.hypot(floor, noise * h ** 1.5 / np.sqrt(12.0)), np.hypot(floor, noise * np.sqrt(h))))
