@@ -11,8 +11,8 @@ plus their mounting offset, with the uniform quantization's variance Δ²/12; gy
 J(q) ż + b with their white noise and quantization, J their body's rate per unit ż along the truth's
 pose (the pose is what the encoders give to a fraction of a quantum). A Kalman filter gives each
 step's estimate from the readings up to it (what a newest-step estimate can use); the
-Rauch-Tung-Striebel smoother each step's from every reading of the run (what no published estimate
-can beat under this prior). Both start from the truth's start, as the matrix's estimator is given
+Rauch-Tung-Striebel smoother each step's from every reading of the run (the best estimate linear in
+the readings under this prior, late or not). Both start from the truth's start, as the matrix's estimator is given
 its start pose. The torques are the inverse dynamics of either motion (estimator.dynamics.inverse,
 the code `mbstate inverse` runs); for each D the script prints their RMSE as a share of each
 torque's range over the run. Sets with accelerometers or load cells are refused: their readings
