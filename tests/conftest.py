@@ -7,9 +7,12 @@ and their provenance and licence: tests/data/README.md.
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
@@ -23,6 +26,14 @@ from estimator.timeseries import Trajectory
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE = REPO / "tests" / "data" / "mbse"
 MECHANISMS = REPO / "configs" / "mechanisms"
+
+
+def load_script(name: str) -> ModuleType:
+    """A script of scripts/ as a module (registered, as its dataclasses need)."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+    module = sys.modules[name] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def reference_file(name: str) -> Path:

@@ -4,20 +4,14 @@ mechanism parameter and with priors; its instants and run-weighted RMSE."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 
 import numpy as np
 
-from conftest import REPO
+from conftest import REPO, load_script
 from replay.lab.suite import load_suite
 
-SCRIPT = REPO / "scripts" / "causal_reference.py"
-spec = importlib.util.spec_from_file_location("causal_reference", SCRIPT)
-causal_reference = importlib.util.module_from_spec(spec)
-sys.modules[spec.name] = causal_reference  # its dataclass looks its module up
-spec.loader.exec_module(causal_reference)
+causal_reference = load_script("causal_reference")
 
 SUITE = load_suite(REPO / "configs" / "lab" / "fourbar_benchmark.yaml")
 SCENARIO = SUITE.scenarios["gravity_error"]

@@ -3,19 +3,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 
 import numpy as np
 
-from conftest import REPO
+from conftest import REPO, load_script
 
 SCRIPT = REPO / "scripts" / "soak.py"
-spec = importlib.util.spec_from_file_location("soak", SCRIPT)
-soak = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(soak)
+soak = load_script("soak")
 
 
 def test_latency_percentile_is_numpys_within_a_bin() -> None:

@@ -3,19 +3,12 @@ batch least-squares solution of the same linear model, and its refusals."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 import numpy as np
 import pytest
 
-from conftest import REPO
+from conftest import load_script
 
-SCRIPT = REPO / "scripts" / "torque_reference.py"
-spec = importlib.util.spec_from_file_location("torque_reference", SCRIPT)
-torque_reference = importlib.util.module_from_spec(spec)
-sys.modules[spec.name] = torque_reference
-spec.loader.exec_module(torque_reference)
+torque_reference = load_script("torque_reference")
 
 
 def test_two_half_steps_of_the_white_jerk_process_are_one_step() -> None:

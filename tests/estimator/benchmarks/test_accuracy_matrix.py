@@ -8,15 +8,13 @@ remove a mark when its fix lands.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from types import ModuleType, SimpleNamespace
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 import estimator.benchmarks.accuracy as accuracy
-from conftest import REPO, cli_exit_code
+from conftest import REPO, cli_exit_code, load_script
 from estimator.benchmarks.accuracy import (Cell, CellResult, accuracy_matrix, errors, load_matrix, replay_readings,
                                            run_cell, truth_of)
 from estimator.constraints import constraint_jacobian
@@ -40,14 +38,6 @@ KNOWN_FAILURES = {
     ("pick_and_place", "driven"): "two encoders do not determine the robot's drive torques (RMSE 0.49 and 0.97 "
                                   "times their small range over 1.5 s, 6.2 and 6.5 % of it over 3 s)",
 }
-
-
-def load_script(name: str) -> ModuleType:
-    """A script of scripts/ as a module (registered, as its dataclasses need)."""
-    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
-    module = sys.modules[name] = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_matrix_lists_every_mechanism_set_and_motion() -> None:

@@ -3,14 +3,13 @@ robot, with its sharp stop-and-return), the driven-step factor's Jacobians, the 
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from functools import partial
 
 import numpy as np
 import pytest
-from conftest import MECHANISMS, REPO, read_csv, reference_file
+from conftest import MECHANISMS, REPO, load_script, read_csv, reference_file
 
 from estimator.cli import main
 from estimator.drive_trajectory import load_drive_trajectory
@@ -30,10 +29,7 @@ ROBOT_DRIVES = ["theta0", "theta1"]
 
 def trajectory_script():
     """The generator script as a module (its ``motion`` gives the exact drive derivatives)."""
-    spec = importlib.util.spec_from_file_location("make_pick_and_place_trajectory", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("make_pick_and_place_trajectory")
 
 
 def adams_error(torque: np.ndarray) -> tuple[float, float]:

@@ -8,11 +8,9 @@ against the inverse dynamics of a Kalman-filtered encoder (scripts/torque_refere
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-import sys
 
 import pytest
-from conftest import REPO
+from conftest import REPO, load_script
 
 from estimator.benchmarks.accuracy import Cell, CellResult, load_matrix, run_cell
 from estimator.errors import MbstateError
@@ -23,10 +21,7 @@ from estimator.online.estimator import OnlineEstimator
 from sensors.config import build_sensors
 
 MATRIX = load_matrix()
-spec = importlib.util.spec_from_file_location("torque_reference", REPO / "scripts" / "torque_reference.py")
-torque_reference = importlib.util.module_from_spec(spec)
-sys.modules[spec.name] = torque_reference
-spec.loader.exec_module(torque_reference)
+torque_reference = load_script("torque_reference")
 
 
 def driven_cell(mechanism: str, sensor_set: str, duration: float, **keys: object) -> CellResult:
