@@ -34,8 +34,8 @@ sys.path.insert(0, str(REPO))
 
 from estimator.benchmarks.accuracy import SEED, load_matrix, truth_of  # noqa: E402
 from estimator.dynamics.inverse import inverse_dynamics  # noqa: E402
-from estimator.dynamics.kernels import constraints  # noqa: E402
 from estimator.errors import MbstateError  # noqa: E402
+from estimator.kinematics import solve_velocity_problem  # noqa: E402
 from estimator.mechanism_file import load_mechanism  # noqa: E402
 from estimator.model import Mechanism  # noqa: E402
 from estimator.threads import one_blas_thread  # noqa: E402
@@ -81,16 +81,17 @@ def kalman_smoother(transition: np.ndarray, noise: np.ndarray, start: np.ndarray
     return filtered, smoothed
 
 
-def rate_gains(mech: Mechanism, sensor, q: np.ndarray, driven: Sequence[int]) -> np.ndarray:
-    """The sensor's ideal reading per unit rate of each driven coordinate at pose q (q̇ = R ż, Φq R = 0)."""
-    _, jacobian = constraints(mech.arrays, q)
-    selection = np.eye(mech.n)[list(driven)]
-    rhs = np.vstack([np.zeros((len(jacobian), len(driven))), np.eye(len(driven))])
-    velocities = np.linalg.lstsq(np.vstack([jacobian, selection]), rhs, rcond=None)[0]
+def unit_rates(mech: Mechanism, q: np.ndarray, driven: Sequence[int]) -> list[np.ndarray]:
+    """q̇ at pose q for a unit rate of each driven coordinate, the others' at rest (Φq q̇ = 0)."""
+    return [solve_velocity_problem(mech, q, unit, driven) for unit in np.eye(len(driven))]
+
+
+def rate_gains(mech: Mechanism, sensor, q: np.ndarray, rates: Sequence[np.ndarray]) -> np.ndarray:
+    """The sensor's ideal reading per unit rate of each driven coordinate (``rates``: unit_rates at q)."""
     zeros = np.zeros(mech.n)
-    return np.array([float(np.ravel(sensor.measure(State(0.0, q, velocities[:, i], zeros, np.zeros(mech.m),
+    return np.array([float(np.ravel(sensor.measure(State(0.0, q, qd, zeros, np.zeros(mech.m),
                                                          np.zeros(len(mech.actuators)))))[0])
-                     for i in range(len(driven))])
+                     for qd in rates])
 
 
 def encoder_joint(mech: Mechanism, sensor, truth: Truth, driven: Sequence[int]) -> tuple[int, float]:
@@ -123,11 +124,13 @@ def torque_shares(mechanism: str, sensor_set: str, duration: float, densities: S
     encoders = {s.params.name: encoder_joint(mech, s, truth, driven)
                 for s in sensors.sensors if s.params.kind == "encoder"}
     column = {s.params.name: i for i, s in enumerate(gyros)}
+    by_name = {s.params.name: s for s in sensors.sensors}
     steps: list[list[Observation]] = [[] for _ in truth.t]
     unwrapped: dict[str, float] = {}
+    rates: dict[int, list[np.ndarray]] = {}  # unit_rates at step k, shared by the gyroscopes read there
     for reading in simulate_readings(sensors.sensors, truth, SEED):
         k = int(round((reading.t - truth.t[0]) / h))
-        sensor = next(s for s in sensors.sensors if s.params.name == reading.sensor)
+        sensor = by_name[reading.sensor]
         value, noise = float(np.ravel(reading.value)[0]), sensor.params.noise
         row = np.zeros(3 * p + len(gyros))
         if reading.sensor in encoders:
@@ -138,7 +141,9 @@ def torque_shares(mechanism: str, sensor_set: str, duration: float, densities: S
             row[joint] = 1.0
             steps[k].append((row, value - offset, noise.quantum ** 2 / 12))
         else:
-            row[p:2 * p] = rate_gains(mech, sensor, truth.q[k], driven)
+            if k not in rates:
+                rates[k] = unit_rates(mech, truth.q[k], driven)
+            row[p:2 * p] = rate_gains(mech, sensor, truth.q[k], rates[k])
             row[3 * p + column[reading.sensor]] = 1.0
             steps[k].append((row, value, noise.density ** 2 * sensor.params.rate + noise.quantum ** 2 / 12))
     start = np.concatenate([truth.q[0, driven], truth.qd[0, driven], truth.qdd[0, driven], np.zeros(len(gyros))])

@@ -13,13 +13,13 @@ with one factor holding the model rows (constraints and dynamics) AND the step's
 independent coordinates z = q[I] (the actuated coordinates when valid, else the angles:
 estimator.kinematics.suggested_independent), the force model's rows (F a random walk, or the
 integral of Ḟ, a random walk, or F free and the driven z̈ a random walk) and the random walks of g
-and b, and at step 0 a native prior from the start-up solution (estimator.online.startup). Only s_k = [z; ż; z̈; F; g; Ḟ; b] is a GTSAM
-variable: the other columns (dependent q, q̇, q̈ and λ) meet their own step's factor
-alone and are eliminated from it before GTSAM sees it, and read back through the step's lift
-(estimator.factors.reduced_state). The step's factor is linearized at the step's prediction;
-without relinearization (the default, ``relinearize_threshold`` null) it is added as that native
-linear factor, else as a Python factor that GTSAM can evaluate at a new linearization point. The
-native factor has no Python callback in GTSAM's update.
+and b, and at step 0 a native prior from the start-up solution (estimator.online.startup). Only
+s_k = [z; ż; z̈; F; g; Ḟ; b] is a GTSAM variable: the other columns (dependent q, q̇, q̈ and λ)
+meet their own step's factor alone and are eliminated from it before GTSAM sees it, and read back
+through the step's lift (estimator.factors.reduced_state). The step's factor is linearized at the
+step's prediction; without relinearization (the default, ``relinearize_threshold`` null) it is
+added as that native linear factor, else as a Python factor that GTSAM can evaluate at a new
+linearization point. The native factor has no Python callback in GTSAM's update.
 
 Relinearization. Without ``relinearize_threshold`` each step factor is linearized once; after an
 update the rows of the window's newest and oldest steps are evaluated at their estimates (the newest
