@@ -1,7 +1,7 @@
 """Time series of a mechanism's state as CSV: ``t``, ``q.<coord>``, ``qd.<coord>``, ``qdd.<coord>``,
 ``Q.<coord>`` (generalized force applied on a coordinate), ``lambda.<k>`` (Lagrange multipliers),
 ``model.<name>`` (an estimator's model-error states, e.g. ``model.gravity_error``,
-``model.mass_error.<body>``, ``model.length_error.<body>``).
+``model.mass_error.<body>``, ``model.length_error.<body>``, ``model.friction.<coordinate>``).
 
 Only the groups present are written; SI units throughout (see DEVELOPERS.md).
 """

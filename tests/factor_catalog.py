@@ -3,10 +3,11 @@ product's (estimator.factors, estimator.dynamics) and the numpy reference forms 
 
 Used by the shared Jacobian contract test (tests/estimator/factors/test_factor_jacobians.py) and the
 linearization benchmark (scripts/bench_factors.py). A variable is named by its kind (``q``, ``v``,
-``a``, ``l``, ``f``, ``zdd``, ``x``, ``xg``, ``xgm``, ``xgml``, ``xl``: q, q̇, q̈, λ, F, z̈, the online
+``a``, ``l``, ``f``, ``zdd``, ``x``, ``xg``, ``xgm``, ``xgml``, ``xgmlc``, ``xl``: q, q̇, q̈, λ, F, z̈, the online
 estimator's stacked state [q; q̇; q̈; F; b; λ] with ONLINE_BIAS bias entries, the same with the gravity
 error g after F, with g and the mass error μ of each body with mass after F, with g, μ and the length
-error ℓ of each body with a distance row after F, and with ℓ alone after F,
+error ℓ of each body with a distance row after F, with g, μ, ℓ and the friction c of the coordinates
+of friction_coordinates after F, and with ℓ alone after F,
 estimator.factors.estimation_state) with ``+`` for the next step and ``-`` for the previous one:
 ``("q", "q+", "v-", "v", "v+")``.
 """
@@ -37,8 +38,13 @@ from estimator.model import Mechanism
 
 KEY_OF: dict[str, Callable[[int], int]] = {"q": keys.Q, "v": keys.V, "a": keys.A, "l": keys.L, "f": keys.F,
                                            "zdd": lambda k: gtsam.symbol("x", k), "x": keys.X, "xg": keys.X,
-                                           "xgm": keys.X, "xgml": keys.X, "xl": keys.X}
+                                           "xgm": keys.X, "xgml": keys.X, "xgmlc": keys.X, "xl": keys.X}
 ONLINE_BIAS = 2  # bias entries of the stacked state x (one sensor's)
+
+
+def friction_coordinates(n: int) -> tuple[int, ...]:
+    """The coordinates of the friction states c in the stacked state x of n coordinates: the first and the last."""
+    return (0, n - 1)
 
 
 @dataclass(frozen=True)
@@ -88,6 +94,9 @@ def factor_catalog(mech: Mechanism, q_assembled: np.ndarray, dt: float) -> list[
         with_lengths = EstimationLayout(mech.n, rows, online.forces, (ONLINE_BIAS,), gravity=True,
                                         masses=len(masses.names), lengths=len(lengths.names))
         lengths_only = EstimationLayout(mech.n, rows, online.forces, (ONLINE_BIAS,), lengths=len(lengths.names))
+        with_friction = EstimationLayout(mech.n, rows, online.forces, (ONLINE_BIAS,), gravity=True,
+                                         masses=len(masses.names), lengths=len(lengths.names),
+                                         frictions=friction_coordinates(mech.n))
         specs += [
             FactorSpec("inverse_dynamics", partial(inverse_dynamics_error, mech, selection), ("q", "v", "a", "l", "f")),
             FactorSpec("driven_step", partial(dependent_step_error, mech, np.arange(mech.m), selection),
@@ -103,6 +112,9 @@ def factor_catalog(mech: Mechanism, q_assembled: np.ndarray, dt: float) -> list[
             FactorSpec("online_dynamics_rows_lengths",
                        one_block(partial(dynamics_rows, mech, with_lengths, gravity_selection, masses, lengths)),
                        ("xgml",)),
+            FactorSpec("online_dynamics_rows_friction",
+                       one_block(partial(dynamics_rows, mech, with_friction, gravity_selection, masses, lengths)),
+                       ("xgmlc",)),
             FactorSpec("online_kinematic_rows", one_block(partial(kinematic_rows, mech, np.array(rows), online, None)),
                        ("x",)),
             FactorSpec("online_kinematic_rows_lengths",

@@ -1,23 +1,27 @@
 """The stacked state of the online estimator and its process-model factors.
 
-x_k = [q (n); q̇ (n); q̈ (n); F (a); g (0 or 1); ν (0 or nm); ℓ (0 or nl); Ḟ (0 or a); b (nb); λ (|S|)]:
+x_k = [q (n); q̇ (n); q̈ (n); F (a); g (0 or 1); ν (0 or nm); ℓ (0 or nl); c (0 or nc); Ḟ (0 or a); b (nb);
+λ (|S|)]:
 λ on an independent subset S of the constraint rows (dynamics only), F the unknown actuator forces
 (dynamics only), g the relative error of the model's gravity (optional, dynamics only: the model's gravity force
 Q_g becomes (1 + g) Q_g), ν for the relative errors μ = P ν of the masses of the model's nm bodies
 with mass (optional, dynamics only: body b's mass matrix M_b and gravity force Q_g,b, its mass and
 inertia, become (1 + μ_b) times the model's; P keeps the total mass, estimator.mass.BodyMassTerms),
 ℓ the relative errors of the lengths of the nl bodies whose distance row is in S (optional: body b's
-row u·u − L_b² becomes u·u − L_b² (1 + ℓ_b)², estimator.lengths), Ḟ the rates of F (the smooth force
-model), b the biases of the sensors with ``bias_state`` (each sensor's d entries, in sensor order).
-One variable per step keeps GTSAM's bookkeeping small (estimator.factors.stacked_state); F, g, ν, ℓ
+row u·u − L_b² becomes u·u − L_b² (1 + ℓ_b)², estimator.lengths), c the viscous friction
+coefficients on nc chosen coordinates that the model lacks (optional, dynamics only: a generalized force
+−c_i q̇_i on coordinate i), Ḟ the rates of F (the smooth force model), b the biases of the sensors with
+``bias_state`` (each sensor's d entries, in sensor order).
+One variable per step keeps GTSAM's bookkeeping small (estimator.factors.stacked_state); F, g, ν, ℓ, c
 and b ride in it, so their random walks join the integrators in one native factor between
 consecutive states:
 
     model rows of step k (one Python factor, with that step's readings, estimator.factors.observation_stack):
-      dynamics:    [Φ_S; Φq_S q̇; M q̈ + Φq_Sᵀ λ − Q − E F − Q_g g + Σ_b μ_b (M_b q̈ − (1 + g) Q_g,b);
-                    Φq_S q̈ − γ_S]
+      dynamics:    [Φ_S; Φq_S q̇; M q̈ + Φq_Sᵀ λ − Q − E F − Q_g g + Σ_b μ_b (M_b q̈ − (1 + g) Q_g,b)
+                    + C q̇; Φq_S q̈ − γ_S]
                    (estimator.dynamics.step_rows, g as one more unknown force, on the column Q_g;
-                   the mass errors' term: mass_error_rows)
+                   the mass errors' term: mass_error_rows; C = diag(c) on the friction's
+                   coordinates: friction_rows)
       kinematics:  [Φ_S; Φq_S q̇; Φq_S q̈ − γ_S]                          (its constraint block)
       either, with ℓ: Φ_S's distance rows less L_b² ((1 + ℓ_b)² − 1)   (length_error_rows)
     process rows between steps (native, linear; estimator.factors.native):
@@ -28,6 +32,7 @@ consecutive states:
       F_k − F_{k−1} − h/2 (Ḟ_{k−1} + Ḟ_k) ~ N(0, J² h³/12 + K_s² h) and Ḟ_k − Ḟ_{k−1} ~ N(0, J² h)
       (K_s a share of K: estimator.online.config.FORCE_STEP_SHARE),
       g_k − g_{k−1} ~ N(0, K_g² h), ν_k − ν_{k−1} ~ N(0, K_ν² h), ℓ_k − ℓ_{k−1} ~ N(0, K_ℓ² h),
+      c_k − c_{k−1} ~ N(0, K_c² h),
       b_k − b_{k−1} ~ N(0, K_b² h) per sensor,
       kinematics only, and for the jerk force model on the z the forces act on (F then free at each
       step, and those z without the white acceleration of the Adams-Moulton rows):
@@ -61,7 +66,8 @@ class EstimationLayout:
     z = q[I] that the process rows integrate (None: every coordinate, an unconstrained q);
     ``force_rates``: whether x carries Ḟ, the rates of the unknown forces (the smooth force model);
     ``masses``: how many mass-error entries ν x carries (0, or one per body with mass); ``lengths``:
-    how many length errors ℓ (0, or one per body with a kept distance row).
+    how many length errors ℓ (0, or one per body with a kept distance row); ``frictions``: the
+    coordinates whose viscous friction coefficient c x carries.
     The slices are cached: every step's factor reads them."""
 
     n: int
@@ -73,6 +79,7 @@ class EstimationLayout:
     force_rates: bool = False
     masses: int = 0
     lengths: int = 0
+    frictions: tuple[int, ...] = ()
 
     @cached_property
     def integrated(self) -> np.ndarray:
@@ -81,7 +88,7 @@ class EstimationLayout:
 
     @cached_property
     def shared(self) -> np.ndarray:
-        """The columns the factors between steps touch, s = [z; ż; z̈; F; g; ν; ℓ; Ḟ; b]
+        """The columns the factors between steps touch, s = [z; ż; z̈; F; g; ν; ℓ; c; Ḟ; b]
         (estimator.factors.reduced_state)."""
         picked = self.integrated
         return np.concatenate((picked, self.n + picked, 2 * self.n + picked, np.arange(3 * self.n, self.lam.start)))
@@ -121,9 +128,14 @@ class EstimationLayout:
         return slice(self.mass_error.stop, self.mass_error.stop + self.lengths)
 
     @cached_property
+    def friction(self) -> slice:
+        """The columns of c (empty without them), after ℓ."""
+        return slice(self.length_error.stop, self.length_error.stop + len(self.frictions))
+
+    @cached_property
     def force_rate(self) -> slice:
-        """The columns of Ḟ (empty without them), after ℓ."""
-        return slice(self.length_error.stop, self.length_error.stop + len(self.forces) * self.force_rates)
+        """The columns of Ḟ (empty without them), after c."""
+        return slice(self.friction.stop, self.friction.stop + len(self.forces) * self.force_rates)
 
     def bias_of(self, sensor: int) -> slice:
         """Columns of the bias of sensor number ``sensor``."""
@@ -151,8 +163,9 @@ def dynamics_rows(mech: Mechanism, layout: EstimationLayout, selection: np.ndarr
                   jac: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
     """e = [Φ_S; Φq_S q̇; M q̈ + Φq_Sᵀ λ − Q − E [F; g]; Φq_S q̈ − γ_S] and ∂e/∂x (E = ``selection``: the
     actuators' columns, and the column Q_g last when x carries g), with the mass errors' term
-    (mass_error_rows) on the bodies of ``masses`` when x carries ν and the length errors' term
-    (length_error_rows) on the bodies of ``lengths`` when x carries ℓ."""
+    (mass_error_rows) on the bodies of ``masses`` when x carries ν, the length errors' term
+    (length_error_rows) on the bodies of ``lengths`` when x carries ℓ and the friction's
+    (friction_rows) when x carries c."""
     n, size = layout.n, len(layout.rows)
     error, block = step_rows(mech.arrays, layout.row_indices, selection, x[:n], x[n:2 * n], x[2 * n:3 * n],
                              x[layout.lam], x[layout.loads], jac)
@@ -166,7 +179,23 @@ def dynamics_rows(mech: Mechanism, layout: EstimationLayout, selection: np.ndarr
         mass_error_rows(masses, layout, x, slice(2 * size, 2 * size + n), error, jacobian)
     if layout.lengths:
         length_error_rows(lengths, layout, x, error, jacobian)
+    if layout.frictions:
+        friction_rows(layout, x, 2 * size, error, jacobian)
     return error, jacobian
+
+
+def friction_rows(layout: EstimationLayout, x: np.ndarray, first: int, error: np.ndarray,
+                  jacobian: np.ndarray | None) -> None:
+    """Adds c_i q̇_i to the equation of motion of each coordinate i of ``layout.frictions`` (the rows of
+    ``error`` from ``first`` on are the n equations of motion: a generalized force −c_i q̇_i the model's Q
+    lacks, viscous friction on that coordinate) and its derivatives by c and q̇ to ``jacobian`` (None:
+    the error only)."""
+    coordinates, n = np.asarray(layout.frictions, int), layout.n
+    c, qd = x[layout.friction], x[n + coordinates]
+    error[first + coordinates] += c * qd
+    if jacobian is not None:
+        jacobian[first + coordinates, np.arange(layout.friction.start, layout.friction.stop)] += qd
+        jacobian[first + coordinates, n + coordinates] += c
 
 
 def mass_error_rows(masses: BodyMassTerms, layout: EstimationLayout, x: np.ndarray, rows: slice,

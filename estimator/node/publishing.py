@@ -8,7 +8,8 @@
     model {name: value} only when it carries model-error states (``gravity_error``: the relative
     error g of the model's gravity, estimator ``gravity_sigma``; ``mass_error.<body>``: the relative
     error μ_b of a body's mass, ``mass_sigma``; ``length_error.<body>``: the relative error ℓ_b of a
-    body's length, ``length_sigma``)
+    body's length, ``length_sigma``; ``friction.<coordinate>``: the viscous friction coefficient c_i
+    the model lacks on a coordinate, ``friction_sigma``)
 
 ``status`` (every ``status_period_s`` and as the reply to the ``status`` command)::
 

@@ -23,7 +23,7 @@ FORCE_RATE_TIME = 0.0625  # [s]: K = √T × force_rate (EstimatorConfig, Unknow
 FORCE_STEP_SHARE = 0.1  # the smooth force model's steps: a walk of this share of K (EstimatorConfig)
 CHOICES = {"kind": KINDS, "factorization": FACTORIZATIONS, "force_model": FORCE_MODELS}  # keys that take a name
 NULLABLE = ("relinearize_threshold", "force_rate", "outlier_gate", "gravity_sigma", "mass_sigma",
-            "length_sigma")  # may be null
+            "length_sigma", "friction_sigma")  # may be null
 # largest values of the keys with a natural bound (every other number: estimator.section.LIMIT in magnitude)
 MAXIMA = {"rate": 1e6, "lag": 100_000, "max_relinearizations": 100, "max_coalesce": 10_000,
           "recover_steps": 10_000_000, "max_pending": 10_000_000, "startup_timeout": 3600.0,
@@ -88,6 +88,14 @@ class EstimatorConfig:
       default: lengths as in the model). A model-error state seen through the geometry of the motion;
       the mass matrix keeps the model's lengths (exact for bodies whose inertia and centre of gravity
       scale with the length, as a uniform rod's). With or without the dynamics.
+      ``friction_sigma`` [N·m·s/rad or N·s/m]: with a number, the state carries c_i for each coordinate
+      i of ``friction_coordinates`` (names; empty, the default: the independent coordinates, as
+      ``mbstate check`` lists them), a viscous friction coefficient the model lacks (the equations of
+      motion get the generalized force −c_i q̇_i on coordinate i: a joint's friction where its angle is
+      a coordinate, a slider's where its travel is), on top of the model's own dampers, with start
+      priors N(0, friction_sigma²) and random walks of density ``friction_random_walk`` [the same unit
+      per √s; 0, the default: constant] (null, the default: friction as in the model). A model-error
+      state seen through the energy the motion loses; it needs the dynamics.
     Model
       ``dynamics``: true — per step M q̈ + Φqᵀλ − Q − E F = 0 (σ ``dynamics_sigma`` [N, N·m]) with
       the constraints; false — the kinematics-only estimator for comparison: the same graph without
@@ -178,6 +186,9 @@ class EstimatorConfig:
     mass_random_walk: float = 1e-3
     length_sigma: float | None = None
     length_random_walk: float = 1e-4
+    friction_sigma: float | None = None
+    friction_random_walk: float = 0.0
+    friction_coordinates: tuple[str, ...] = ()
     dynamics: bool = True
     dynamics_sigma: float = 1e-3
     acceleration_noise: float = 0.3
@@ -239,6 +250,9 @@ class EstimatorConfig:
                   ("mass_random_walk", self.mass_random_walk >= 0.0, "at least 0"),
                   ("length_sigma", self.length_sigma is None or self.length_sigma > 0.0, "null or a positive number"),
                   ("length_random_walk", self.length_random_walk >= 0.0, "at least 0"),
+                  ("friction_sigma", self.friction_sigma is None or self.friction_sigma > 0.0,
+                   "null or a positive number"),
+                  ("friction_random_walk", self.friction_random_walk >= 0.0, "at least 0"),
                   ("startup_span", 0.0 <= self.startup_span <= 10.0, "in [0, 10] s"),
                   ("max_coalesce", self.max_coalesce >= 1, "at least 1"), ("recover_steps", self.recover_steps >= 1,
                   "at least 1"), ("recover_fraction", 0.0 < self.recover_fraction <= 1.0, "in (0, 1]"),
@@ -289,6 +303,8 @@ class EstimatorConfig:
             name, default = spec.name, spec.default
             if name == "unknown_forces":
                 values[name] = _actuator_names(section, mech)
+            elif name == "friction_coordinates":
+                values[name] = _coordinate_names(section, mech, name)
             elif name in ("initial_state", "initial_velocity"):
                 values[name] = _coordinate_values(section, mech, name)
             elif name in NULLABLE and section.raw(name) is None:
@@ -325,6 +341,20 @@ def _actuator_names(section: Section, mech: Mechanism) -> tuple[str, ...]:
             raise section.error("unknown_forces", f"unknown actuator {shown(name)} (known: {', '.join(known) or 'none'})")
     if len(set(names)) != len(names):
         raise section.error("unknown_forces", f"an actuator is repeated: {', '.join(names)}")
+    return tuple(names)
+
+
+def _coordinate_names(section: Section, mech: Mechanism, key: str) -> tuple[str, ...]:
+    """A list of distinct coordinate names of ``mech``."""
+    names = section.raw(key)
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise section.error(key, f"must be a list of coordinate names, got {shown(names, 60)}")
+    for name in names:
+        if name not in mech.coordinate_names:
+            known = ", ".join(mech.coordinate_names)
+            raise section.error(key, f"unknown coordinate {shown(name, 40)} (known: {known[:200]})")
+    if len(set(names)) != len(names):
+        raise section.error(key, f"a coordinate is repeated: {', '.join(names)[:200]}")
     return tuple(names)
 
 

@@ -64,6 +64,8 @@ class Drafter:
             walks.append((layout.mass_error, max(config.mass_random_walk * np.sqrt(h), 1e-9)))
         if layout.lengths:
             walks.append((layout.length_error, max(config.length_random_walk * np.sqrt(h), 1e-9)))
+        if layout.frictions:
+            walks.append((layout.friction, max(config.friction_random_walk * np.sqrt(h), 1e-9)))
         for i, sensor in enumerate(sensors):
             if sensor.params.bias_state:
                 walks.append((layout.bias_of(i), max(sensor.params.noise.bias_step_sigma(h), 1e-9)))

@@ -172,13 +172,15 @@ class OnlineEstimator:
         assembled = start_anchor(mech, config.initial_state)
         rows = tuple(int(r) for r in independent_constraint_rows(mech, assembled))
         self.lengths = body_length_terms(mech, rows) if config.length_sigma is not None else None
+        independent = tuple(int(i) for i in suggested_independent(mech, assembled, len(rows)))
+        self.frictions = friction_coordinates(mech, config, independent)
         self.layout = EstimationLayout(mech.n, rows if dynamics else (), forces if dynamics else (),
                                        tuple(s.dimension if s.params.bias_state else 0 for s in sensors.sensors),
                                        gravity=dynamics and config.gravity_sigma is not None,
-                                       independent=tuple(suggested_independent(mech, assembled, len(rows))),
-                                       force_rates=config.force_model == "smooth",
+                                       independent=independent, force_rates=config.force_model == "smooth",
                                        masses=0 if self.masses is None else len(self.masses.names),
-                                       lengths=0 if self.lengths is None else len(self.lengths.names))
+                                       lengths=0 if self.lengths is None else len(self.lengths.names),
+                                       frictions=self.frictions)
         self.terms: dict[str, SensorTerm | None] = {
             s.params.name: sensor_term(s, i, self.layout, mech.m, len(mech.actuators))
             for i, s in enumerate(sensors.sensors)}
@@ -383,6 +385,8 @@ class OnlineEstimator:
             sigmas[layout.mass_error] = config.mass_sigma
         if layout.lengths:
             sigmas[layout.length_error] = config.length_sigma
+        if layout.frictions:
+            sigmas[layout.friction] = config.friction_sigma
         for i, sensor in enumerate(self.sensors.sensors):
             if sensor.params.bias_state:
                 sigmas[layout.bias_of(i)] = sensor.params.noise.bias_sigma
@@ -618,4 +622,22 @@ class OnlineEstimator:
             model |= {f"mass_error.{name}": float(v) for name, v in zip(self.masses.names, mu)}
         if layout.lengths:
             model |= {f"length_error.{name}": float(v) for name, v in zip(self.lengths.names, x[layout.length_error])}
+        names = (mech.coordinate_names[i] for i in layout.frictions)
+        model |= {f"friction.{name}": float(v) for name, v in zip(names, x[layout.friction])}
         return q, qd, qdd, forces, lam, sigma, model
+
+
+def friction_coordinates(mech: Mechanism, config: EstimatorConfig, independent: tuple[int, ...]) -> tuple[int, ...]:
+    """The coordinates whose viscous friction the state carries (EstimatorConfig ``friction_sigma``):
+    ``friction_coordinates`` by name, or the ``independent`` coordinates; none without ``friction_sigma``."""
+    if config.friction_sigma is None:
+        return ()
+    if not config.dynamics:
+        raise MbstateError("estimator.friction_sigma: the friction states need the dynamics (dynamics: true)")
+    if not config.friction_coordinates:
+        return independent
+    unknown = [name for name in config.friction_coordinates if name not in mech.coordinate_names]
+    if unknown:
+        raise MbstateError(f"estimator.friction_coordinates: unknown coordinate {unknown[0]!r} "
+                           f"(known: {', '.join(mech.coordinate_names)[:200]})")
+    return tuple(mech.coordinate_names.index(name) for name in config.friction_coordinates)

@@ -37,7 +37,8 @@ class StepEstimate:
     flags: tuple[str, ...]  # "startup", "degraded", "coalesced", "recovered", "solver_recovery", "unobservable",
     # "resync", "reinitialized"
     model: dict[str, float] = field(default_factory=dict)  # model-error states: "gravity_error" (gravity_sigma),
-    # "mass_error.<body>" (mass_sigma), "length_error.<body>" (length_sigma)
+    # "mass_error.<body>" (mass_sigma), "length_error.<body>" (length_sigma), "friction.<coordinate>"
+    # (friction_sigma)
 
 
 class Estimator(Protocol):

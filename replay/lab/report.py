@@ -7,8 +7,8 @@ the cells that raised. Plots (first seed): per scenario × set, the first scored
 against the truth with ±2σ bands where the estimator gives σ (the legend says "no σ" where not), and
 its error over time (log scale); per scenario, bars of the whole-run q RMSE per estimator and set,
 and, where estimators carry the gravity error state (``gravity_sigma``), the mass errors
-(``mass_sigma``) or the length errors (``length_sigma``), their g, μ and ℓ over time against the
-scenario's own errors.
+(``mass_sigma``), the length errors (``length_sigma``) or the friction (``friction_sigma``), their g,
+μ, ℓ and c over time against the scenario's own errors.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from estimator.model import Mechanism
 from replay.lab.cells import QUANTITIES, CellResult
 from replay.lab.suite import Scenario, Suite
 
@@ -160,12 +161,15 @@ def _saved(fig, plt, path: Path, caption: str) -> tuple[str, str]:
 
 def true_model_error(scenario: Scenario, name: str) -> float:
     """The scenario's own error of the model-error state ``name``: g = |g_truth| / |g_model| − 1, ℓ_b = body
-    b's true length over the model's, less 1, or μ_b = body b's share of the true total mass over its
-    share of the model's, less 1 (the state keeps the model's total mass: estimator.mass.BodyMassTerms)."""
+    b's true length over the model's, less 1, μ_b = body b's share of the true total mass over its
+    share of the model's, less 1 (the state keeps the model's total mass: estimator.mass.BodyMassTerms),
+    or c_i = the truth's viscous friction coefficient on coordinate i less the model's."""
     truth, model = scenario.truth_mechanism(), scenario.model_mechanism()
     if name == "gravity_error":
         return float(np.linalg.norm(truth.gravity) / np.linalg.norm(model.gravity) - 1.0)
     body = name.partition(".")[2]
+    if name.startswith("friction."):
+        return viscous_friction(truth, body) - viscous_friction(model, body)
     if name.startswith("length_error."):
         true_lengths, model_lengths = ({b.name: b.length for b in m.bodies} for m in (truth, model))
         return true_lengths[body] / model_lengths[body] - 1.0
@@ -173,15 +177,23 @@ def true_model_error(scenario: Scenario, name: str) -> float:
     return (true_masses[body] / sum(true_masses.values())) / (model_masses[body] / sum(model_masses.values())) - 1.0
 
 
+def viscous_friction(mech: Mechanism, coordinate: str) -> float:
+    """The damping coefficient c of the mechanism's torsional springs on ``coordinate``, summed."""
+    arrays, index = mech.arrays, mech.coordinate_names.index(coordinate)
+    return float(arrays.torsion_par[arrays.torsion_idx == index, 1].sum())
+
+
 MODEL_FIGURES = (("gravity", "gravity error g", lambda name: name == "gravity_error"),
                  ("masses", "mass error μ", lambda name: name.startswith("mass_error.")),
-                 ("lengths", "length error ℓ", lambda name: name.startswith("length_error.")))
+                 ("lengths", "length error ℓ", lambda name: name.startswith("length_error.")),
+                 ("friction", "viscous friction c", lambda name: name.startswith("friction.")))
 
 
 def _model_figure(scenario: Scenario, results: Sequence[CellResult], out: Path, plt) -> list[tuple[str, str]]:
     """The estimators' model-error states over time (cells that estimate them), against the scenario's
-    own (true_model_error): one figure for the gravity error g, one for the mass errors μ_b and one for
-    the length errors ℓ_b (a plot per body); none for a state no cell estimates."""
+    own (true_model_error): one figure for the gravity error g, one for the mass errors μ_b, one for
+    the length errors ℓ_b (a plot per body) and one for the friction c_i (a plot per coordinate); none
+    for a state no cell estimates."""
     figures = []
     for stem, label, picks in MODEL_FIGURES:
         names = sorted({name for r in results for name in r.series.model if picks(name)})

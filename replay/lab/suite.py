@@ -4,7 +4,8 @@ sets × estimators × seeds, read and checked here; every problem is one Mbstate
 A scenario is the three-simulation method of the observer literature: the truth (a mechanism file,
 released from rest at ``initial``), readings simulated from it, and an estimator given a model with
 deliberate errors (``model``: gravity, other parameter values of the mechanism file, a start offset
-of named coordinates held while the estimator's start pose is assembled).
+of named coordinates held while the estimator's start pose is assembled). ``truth.friction`` gives the
+truth a viscous friction its file (and so the model) lacks.
 """
 
 from __future__ import annotations
@@ -38,10 +39,18 @@ class Scenario:
     parameters: dict[str, float]
     offset: dict[str, float]
     sensor_sets: dict[str, Path]
+    friction: dict[str, float] = dataclasses.field(default_factory=dict)
 
     def truth_mechanism(self) -> Mechanism:
-        """The mechanism file as written, drawn at its release pose (``initial`` held)."""
-        mech = build_mechanism(read_yaml(self.mechanism), str(self.mechanism))
+        """The mechanism file as written, with a damper of c on each coordinate of ``friction`` (a
+        torsional spring of no stiffness: Q = −c q̇ there), drawn at its release pose (``initial`` held)."""
+        document = read_yaml(self.mechanism)
+        if self.friction:
+            document = copy.deepcopy(document)
+            document["forces"] = [*(document.get("forces") or []),
+                                  *({"type": "torsional_spring", "coordinate": name, "k": 0.0, "c": c,
+                                     "name": f"truth_friction_{name}"} for name, c in self.friction.items())]
+        mech = build_mechanism(document, str(self.mechanism))
         return dataclasses.replace(mech, q0=start_anchor(mech, tuple(self.initial.items())))
 
     def model_mechanism(self) -> Mechanism:
@@ -112,6 +121,9 @@ def _scenario(section: Section, name: str, base: Path) -> Scenario:
     gravity = tuple(model.numbers("gravity", 2)) if model.has("gravity") else None
     parameters, offset = model.number_map("parameters"), model.number_map("offset")
     model.finish()
+    truth_section = section.section("truth", {})
+    friction = truth_section.number_map("friction")
+    truth_section.finish()
     sets = section.section("sensors")
     sensor_sets = {str(k): base / sets.text(k) for k in sets.data}
     sets.finish()
@@ -122,11 +134,16 @@ def _scenario(section: Section, name: str, base: Path) -> Scenario:
                         sensor_sets)
     section.finish()
     truth = scenario.truth_mechanism()
-    for coordinate in [*scenario.scored, *scenario.offset]:
-        if coordinate not in truth.coordinate_names:
-            raise section.error("scored", f"unknown coordinate {coordinate!r} (known: "
-                                          f"{', '.join(truth.coordinate_names)})")
-    return scenario
+    for key, coordinates in (("scored", scenario.scored), ("model.offset", scenario.offset),
+                             ("truth.friction", friction)):
+        for coordinate in coordinates:
+            if coordinate not in truth.coordinate_names:
+                raise section.error(key, f"unknown coordinate {coordinate!r} (known: "
+                                         f"{', '.join(truth.coordinate_names)})")
+    for coordinate, c in friction.items():
+        if not c >= 0.0:
+            raise section.error(f"truth.friction.{coordinate}", f"must be at least 0 [N·m·s/rad or N·s/m], got {c:g}")
+    return dataclasses.replace(scenario, friction=friction)
 
 
 def load_suite(path: str | Path) -> Suite:

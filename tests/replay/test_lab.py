@@ -3,6 +3,7 @@ a two-worker Dask LocalCluster through the report."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -12,6 +13,7 @@ import yaml
 
 from conftest import REPO, cli_exit_code
 from estimator.errors import MbstateError
+from estimator.forces import generalized_forces
 from replay.lab import runner
 from replay.lab.cells import run_cell, scores
 from replay.lab.report import markdown_table, rows, true_model_error, write_report
@@ -55,6 +57,11 @@ def test_suite_errors_name_the_key(tmp_path: Path) -> None:
     bad.write_text(text.replace("scored: [crank]", "scored: [rocker]"))
     with pytest.raises(MbstateError, match="unknown coordinate 'rocker'"):
         load_suite(bad)
+    for friction, message in (("{rocker: 1.0}", "truth.friction: unknown coordinate 'rocker'"),
+                              ("{crank: -1.0}", "truth.friction.crank: must be at least 0")):
+        bad.write_text(text.replace("scored: [crank]", f"scored: [crank]\n    truth: {{friction: {friction}}}", 1))
+        with pytest.raises(MbstateError, match=message):
+            load_suite(bad)
     bad.write_text(text.replace("kind: error_ekf", "kind: dekf"))
     with pytest.raises(MbstateError, match="estimators.error_ekf.*kind"):
         load_suite(bad)
@@ -120,6 +127,16 @@ def test_the_scenarios_own_length_errors() -> None:
     scenario = load_suite(REPO / "configs" / "lab" / "fourbar_benchmark.yaml").scenarios["all_errors"]
     for body, true, model in (("crank", 2.0, 2.02), ("coupler", 8.0, 7.92), ("rocker", 5.0, 5.05)):
         assert true_model_error(scenario, f"length_error.{body}") == pytest.approx(true / model - 1.0)
+
+
+def test_the_scenarios_own_friction() -> None:
+    """c: the truth's damper of 1 N·m·s/rad on the crank, which the model's file lacks; Q = −c q̇ there."""
+    scenario = load_suite(REPO / "configs" / "lab" / "fourbar_benchmark.yaml").scenarios["friction_error"]
+    assert true_model_error(scenario, "friction.crank") == 1.0
+    truth, frictionless = (s.truth_mechanism() for s in (scenario, dataclasses.replace(scenario, friction={})))
+    qd = np.arange(1.0, 6.0)
+    assert generalized_forces(truth, truth.q0, qd) - generalized_forces(frictionless, truth.q0, qd) == pytest.approx(
+        [0.0, 0.0, 0.0, 0.0, -5.0])
 
 
 def test_a_suite_changed_under_the_workers_is_an_error_naming_it(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import yaml
 from conftest import reference_file
-from factor_catalog import ONLINE_BIAS, FactorSpec, factor_catalog
+from factor_catalog import ONLINE_BIAS, FactorSpec, factor_catalog, friction_coordinates
 from reference_forms import (acceleration_constraint_error, inverse_dynamics_error, position_constraint_error,
                              velocity_constraint_error)
 
@@ -53,6 +53,7 @@ FACTORS = ("prior", "trapezoidal", "position_constraint", "velocity_constraint",
            "multiplier_dynamics", "forward_dynamics", "reduced_dynamics", "adams_moulton3", "adams_moulton4_z",
            "dependent_step", "independent_step", "inverse_dynamics", "driven_step", "online_dynamics_rows",
            "online_dynamics_rows_gravity", "online_dynamics_rows_masses", "online_dynamics_rows_lengths",
+           "online_dynamics_rows_friction",
            "online_kinematic_rows", "online_kinematic_rows_lengths")
 # Central differences with step h have truncation error O(h^2 |e'''|) and round-off O(eps |e| / h); at
 # h = 1e-6 both stay below 1e-9 relative for these smooth, O(1)-scaled functions (observed <= 3e-9).
@@ -97,6 +98,10 @@ def states(file: str, seed: int) -> dict[str, np.ndarray]:
     values["xgml"] = np.concatenate((values["q"], values["v"], values["a"], values["f"],
                                      rng.normal(size=1 + masses), 0.05 * rng.normal(size=lengths),
                                      rng.normal(size=ONLINE_BIAS), values["l"]))
+    values["xgmlc"] = np.concatenate((values["q"], values["v"], values["a"], values["f"],
+                                      rng.normal(size=1 + masses), 0.05 * rng.normal(size=lengths),
+                                      rng.normal(size=len(friction_coordinates(mech.n))), rng.normal(size=ONLINE_BIAS),
+                                      values["l"]))
     values["xl"] = np.concatenate((values["q"], values["v"], values["a"], values["f"], 0.05 * rng.normal(size=lengths),
                                    rng.normal(size=ONLINE_BIAS), values["l"]))
     for kind in list(values):

@@ -60,6 +60,13 @@ def test_length_sigma_is_null_or_a_number() -> None:
                                                                                                              1e-4)
 
 
+def test_friction_sigma_is_null_or_a_number_on_named_coordinates() -> None:
+    assert read({"friction_sigma": None}).friction_sigma is None
+    config = read({"friction_sigma": 0.5, "friction_coordinates": ["theta0", "x1"]})
+    assert (config.friction_sigma, config.friction_coordinates, config.friction_random_walk) == (0.5, ("theta0", "x1"),
+                                                                                                  0.0)
+
+
 def test_keys_are_read_with_their_types() -> None:
     config = read({"rate": 500, "lag": 12, "unknown_forces": ["motor"], "dynamics": False, "factorization": "CHOLESKY",
                    "force_random_walk": 3.5, "publish_sigmas": True, "latency_budget_ms": 2})
@@ -87,6 +94,11 @@ def test_keys_are_read_with_their_types() -> None:
     ({"mass_random_walk": -1}, "estimator.mass_random_walk: must be at least 0"),
     ({"length_sigma": -0.01}, "estimator.length_sigma: must be null or a positive number"),
     ({"length_random_walk": -1}, "estimator.length_random_walk: must be at least 0"),
+    ({"friction_sigma": 0}, "estimator.friction_sigma: must be null or a positive number"),
+    ({"friction_random_walk": -1}, "estimator.friction_random_walk: must be at least 0"),
+    ({"friction_coordinates": "theta0"}, "estimator.friction_coordinates: must be a list of coordinate names"),
+    ({"friction_coordinates": ["elbow"]}, "estimator.friction_coordinates: unknown coordinate 'elbow' (known: x1,"),
+    ({"friction_coordinates": ["x1", "x1"]}, "estimator.friction_coordinates: a coordinate is repeated: x1, x1"),
 ])
 def test_errors_name_the_file_and_key(data: dict, message: str) -> None:
     with pytest.raises(MbstateError, match="^est.yaml: " + message.replace("(", r"\(").replace(")", r"\)")
