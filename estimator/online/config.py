@@ -118,6 +118,12 @@ class EstimatorConfig:
       uncorrelated (∫ of the white noise and its integral over the step); these are the rows' σ
       (with ``integrator_sigma`` as a floor). 0: the model is exact (configs/estimator/README.md
       gives the trade-off).
+      ``force_noise`` {name: S_i} [N/√Hz, N·m/√Hz]: process noise on the dynamics where the model's
+      forces are known to be less good on some coordinates (a joint with friction or play the model
+      lacks, an actuator's coordinate, named by the coordinate or the actuator): a white generalized
+      force of density S_i on coordinate i, which moves every coordinate the mass matrix couples to it.
+      Held over a step h it is the equation of motion of coordinate i with σ_i = hypot(dynamics_sigma,
+      S_i/√h) (estimator.online.step_model); it needs the dynamics.
     Start-up (estimator.online.startup)
       ``startup_span`` [s]: the readings of this much sensor time from the first one are fitted for the
       start state at the middle of the span, t0 (encoders: value, rate and acceleration); the grid starts
@@ -192,6 +198,7 @@ class EstimatorConfig:
     dynamics: bool = True
     dynamics_sigma: float = 1e-3
     acceleration_noise: float = 0.3
+    force_noise: tuple[tuple[str, float], ...] = ()
     jerk_random_walk: float = 10.0
     constraint_sigma: float = 1e-5
     velocity_constraint_sigma: float = 3e-4
@@ -242,6 +249,8 @@ class EstimatorConfig:
                    f"in [0, lag + 1 − max_coalesce = {self.most_output_delay}] steps (the step it holds back must "
                    "still be in the window after a coalesced update)"),
                   ("acceleration_noise", self.acceleration_noise >= 0.0, "at least 0"),
+                  ("force_noise", all(np.isfinite(s) and s >= 0.0 for _, s in self.force_noise),
+                   "a map of coordinate or actuator names to densities of at least 0"),
                   ("force_rate", self.force_rate is None or self.force_rate > 0.0, "null or a positive number"),
                   ("gravity_sigma", self.gravity_sigma is None or self.gravity_sigma > 0.0,
                    "null or a positive number"),
@@ -307,6 +316,8 @@ class EstimatorConfig:
                 values[name] = _coordinate_names(section, mech, name)
             elif name in ("initial_state", "initial_velocity"):
                 values[name] = _coordinate_values(section, mech, name)
+            elif name == "force_noise":
+                values[name] = _force_noise(section, mech)
             elif name in NULLABLE and section.raw(name) is None:
                 values[name] = None
             elif isinstance(default, bool):
@@ -356,6 +367,20 @@ def _coordinate_names(section: Section, mech: Mechanism, key: str) -> tuple[str,
     if len(set(names)) != len(names):
         raise section.error(key, f"a coordinate is repeated: {', '.join(names)[:200]}")
     return tuple(names)
+
+
+def _force_noise(section: Section, mech: Mechanism) -> tuple[tuple[str, float], ...]:
+    """``force_noise``: a map from coordinate or actuator names of ``mech`` to densities of at least 0."""
+    if not isinstance(section.raw("force_noise"), dict):
+        raise section.error("force_noise", f"must be a map of coordinate or actuator names to densities, got "
+                                           f"{shown(section.raw('force_noise'), 60)}")
+    values = section.section("force_noise")
+    known = [*mech.coordinate_names, *(a.name for a in mech.actuators)]
+    for name in values.data:
+        if name not in known:
+            raise section.error("force_noise", f"unknown coordinate or actuator {shown(name, 40)} (known: "
+                                               f"{', '.join(known)[:200]})")
+    return tuple((str(name), values.number(name, minimum=0.0)) for name in values.data)
 
 
 def _coordinate_values(section: Section, mech: Mechanism, key: str) -> tuple[tuple[str, float], ...]:

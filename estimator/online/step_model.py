@@ -12,10 +12,10 @@ from functools import partial
 
 import numpy as np
 
+from estimator.errors import MbstateError
 from estimator.factors.dynamics_factors import actuator_selection
 from estimator.factors.estimation_state import EstimationLayout, dynamics_rows, kinematic_rows
 from estimator.factors.observation_stack import RowFunction, weighted_model_rows
-from estimator.factors.step_bundle import step_sigmas
 from estimator.lengths import BodyLengthTerms
 from estimator.mass import BodyMassTerms
 from estimator.model import Mechanism
@@ -59,16 +59,34 @@ def step_model(mech: Mechanism, layout: EstimationLayout, config: EstimatorConfi
         function = partial(dynamics_rows, mech, layout, selection, masses, lengths)
     else:
         function = partial(kinematic_rows, mech, np.asarray(rows), layout, lengths)
-    sigmas, defaults = (row_sigmas(mech.n, len(rows), config.dynamics, c) for c in (config, EstimatorConfig()))
+    sigmas, defaults = (row_sigmas(mech, len(rows), c) for c in (config, EstimatorConfig(dynamics=config.dynamics)))
     return StepModel(function, 1.0 / sigmas, sigmas / np.maximum(sigmas, defaults))
 
 
-def row_sigmas(n: int, size: int, dynamics: bool, config: EstimatorConfig) -> np.ndarray:
+def row_sigmas(mech: Mechanism, size: int, config: EstimatorConfig) -> np.ndarray:
     """σ of each model row under ``config``'s σ keys: ``size`` independent constraint rows at each
-    level, and with the ``dynamics`` the n equations of motion between the velocity and acceleration
-    rows (step_bundle.step_sigmas)."""
-    position, velocity, acceleration = (config.constraint_sigma, config.velocity_constraint_sigma,
-                                        config.acceleration_constraint_sigma)
-    if dynamics:
-        return step_sigmas(n, size, position, velocity, config.dynamics_sigma, acceleration)
-    return np.repeat([position, velocity, acceleration], size)
+    level, and with the dynamics the n equations of motion between the velocity and acceleration
+    rows (the order of step_bundle.step_sigmas), each with its σ (dynamics_sigmas)."""
+    position, velocity, acceleration = (np.full(size, s) for s in (config.constraint_sigma,
+                                                                   config.velocity_constraint_sigma,
+                                                                   config.acceleration_constraint_sigma))
+    if config.dynamics:
+        return np.concatenate((position, velocity, dynamics_sigmas(mech, config), acceleration))
+    if config.force_noise:
+        raise MbstateError("estimator.force_noise: the process noise on the dynamics needs the dynamics "
+                           "(dynamics: true)")
+    return np.concatenate((position, velocity, acceleration))
+
+
+def dynamics_sigmas(mech: Mechanism, config: EstimatorConfig) -> np.ndarray:
+    """σ of each coordinate's equation of motion: ``dynamics_sigma``, and hypot(dynamics_sigma, S_i/√h)
+    where ``force_noise`` gives coordinate i (or an actuator on it) the density S_i: a white generalized
+    force held over the step h, whose variance per step is S_i²/h (EstimatorConfig, Model)."""
+    sigmas = np.full(mech.n, config.dynamics_sigma)
+    on = {a.name: a.coordinate for a in mech.actuators} | {c: i for i, c in enumerate(mech.coordinate_names)}
+    for name, density in config.force_noise:
+        if name not in on:
+            raise MbstateError(f"estimator.force_noise: unknown coordinate or actuator {name!r} (known: "
+                               f"{', '.join(on)[:200]})")
+        sigmas[on[name]] = np.hypot(sigmas[on[name]], density / np.sqrt(config.dt))
+    return sigmas

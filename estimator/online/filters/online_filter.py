@@ -12,11 +12,11 @@ t_k, at most h/2, is not carried: readings on the grid's instants are exact), so
 already processed is ``late``. Step k > 0: prediction from step k − 1, then the correction.
 
 Not carried by the filters: unknown forces (``unknown_forces`` must be empty: an error; likewise
-``gravity_sigma``, ``mass_sigma``, ``length_sigma``, ``friction_sigma`` and a non-zero
-``output_delay``), sensors' bias states (the bias is taken as zero), robust losses, load cells on λ
-(``ignored``). Estimates: q, q̇ and q̈ of the model at the corrected state, λ from the equations of
-motion there, σ of q and q̇ from the covariance when ``publish_sigmas``. Every update covers one step
-(no degradation or coalescing).
+``gravity_sigma``, ``mass_sigma``, ``length_sigma``, ``friction_sigma``, ``force_noise`` and a
+non-zero ``output_delay``), sensors' bias states (the bias is taken as zero), robust losses, load
+cells on λ (``ignored``). Estimates: q, q̇ and q̈ of the model at the corrected state, λ from the
+equations of motion there, σ of q and q̇ from the covariance when ``publish_sigmas``. Every update
+covers one step (no degradation or coalescing).
 """
 
 from __future__ import annotations
@@ -61,6 +61,9 @@ class OnlineFilter:
             if getattr(config, key) is not None:
                 raise MbstateError(f"estimator.{key}: the {config.kind} filter does not estimate {name}; "
                                    "use kind: smoother")
+        if config.force_noise:
+            raise MbstateError(f"estimator.force_noise: the {config.kind} filter's process noise is "
+                               "acceleration_noise alone; use kind: smoother")
         if config.output_delay:
             raise MbstateError(f"estimator.output_delay: the {config.kind} filter publishes each step as it comes "
                                "(it keeps no window to smooth); use kind: smoother")

@@ -67,6 +67,11 @@ def test_friction_sigma_is_null_or_a_number_on_named_coordinates() -> None:
                                                                                                   0.0)
 
 
+def test_force_noise_maps_coordinates_or_actuators_to_densities() -> None:
+    assert read({"force_noise": {"theta0": 0.3, "motor": 1}}).force_noise == (("theta0", 0.3), ("motor", 1.0))
+    assert read({}).force_noise == ()
+
+
 def test_keys_are_read_with_their_types() -> None:
     config = read({"rate": 500, "lag": 12, "unknown_forces": ["motor"], "dynamics": False, "factorization": "CHOLESKY",
                    "force_random_walk": 3.5, "publish_sigmas": True, "latency_budget_ms": 2})
@@ -99,6 +104,9 @@ def test_keys_are_read_with_their_types() -> None:
     ({"friction_coordinates": "theta0"}, "estimator.friction_coordinates: must be a list of coordinate names"),
     ({"friction_coordinates": ["elbow"]}, "estimator.friction_coordinates: unknown coordinate 'elbow' (known: x1,"),
     ({"friction_coordinates": ["x1", "x1"]}, "estimator.friction_coordinates: a coordinate is repeated: x1, x1"),
+    ({"force_noise": 0.3}, "estimator.force_noise: must be a map of coordinate or actuator names to densities"),
+    ({"force_noise": {"elbow": 0.3}}, "estimator.force_noise: unknown coordinate or actuator 'elbow' (known: x1,"),
+    ({"force_noise": {"theta0": -1}}, "estimator.force_noise.theta0: must be at least 0"),
 ])
 def test_errors_name_the_file_and_key(data: dict, message: str) -> None:
     with pytest.raises(MbstateError, match="^est.yaml: " + message.replace("(", r"\(").replace(")", r"\)")
