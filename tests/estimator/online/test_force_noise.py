@@ -11,6 +11,7 @@ times closer than with the same density of white acceleration on every independe
 from __future__ import annotations
 
 import dataclasses
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -18,9 +19,9 @@ from conftest import MECHANISMS, REPO
 
 from estimator.errors import MbstateError
 from estimator.mechanism_file import load_mechanism
+from estimator.node.intake import online_estimator
 from estimator.online.config import EstimatorConfig
 from estimator.online.estimator import OnlineEstimator
-from estimator.online.filters.online_filter import OnlineFilter
 from estimator.online.step_model import dynamics_sigmas
 from estimator.yaml_file import read_yaml
 from replay.clocks import FixedClock
@@ -80,6 +81,6 @@ def test_the_named_coordinates_equations_of_motion_get_the_density() -> None:
 def test_force_noise_the_estimator_cannot_use_is_an_error_naming_the_key(config: EstimatorConfig,
                                                                           message: str) -> None:
     mech = SCENARIO.model_mechanism()
-    build = OnlineFilter if config.kind != "smoother" else OnlineEstimator
+    node = SimpleNamespace(mech=mech, sensors=build_sensors(read_yaml(SCENARIO.sensor_sets["crank_gyros"]), mech, "test"), estimator=config)
     with pytest.raises(MbstateError, match=message):
-        build(mech, build_sensors(read_yaml(SCENARIO.sensor_sets["crank_gyros"]), mech, "test"), config)
+        online_estimator(node, FixedClock())  # the smoother or the filter, by kind

@@ -11,6 +11,7 @@ model's) and the angle follows the truth tens of times closer from then on.
 from __future__ import annotations
 
 import dataclasses
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -18,9 +19,10 @@ from conftest import REPO
 from crank_runs import CRANK_GYRO, RATE, crank_gyro_run
 
 from estimator.errors import MbstateError
+from estimator.node.intake import online_estimator
 from estimator.online.config import EstimatorConfig
 from estimator.online.estimator import OnlineEstimator
-from estimator.online.filters.online_filter import OnlineFilter
+from replay.clocks import FixedClock
 from replay.lab.report import true_model_error
 from replay.lab.suite import load_suite
 from sensors.config import build_sensors
@@ -62,6 +64,6 @@ def test_the_friction_acts_on_the_named_coordinates() -> None:
 def test_a_friction_the_estimator_cannot_carry_is_an_error_naming_the_key(config: EstimatorConfig,
                                                                           message: str) -> None:
     mech = SCENARIO.model_mechanism()
-    build = OnlineFilter if config.kind != "smoother" else OnlineEstimator
+    node = SimpleNamespace(mech=mech, sensors=build_sensors(CRANK_GYRO, mech, "test"), estimator=config)
     with pytest.raises(MbstateError, match=message):
-        build(mech, build_sensors(CRANK_GYRO, mech, "test"), config)
+        online_estimator(node, FixedClock())  # the smoother or the filter, by kind
