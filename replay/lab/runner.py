@@ -36,8 +36,10 @@ def run_cells(suite_path: Path, cells: Sequence[Cell], duration: float | None = 
               scheduler: str | None = None, progress: bool = True) -> list[CellResult]:
     """Every cell's result, in the order of ``cells``; the series are kept for the first seed only."""
     first_seed = min(c.seed for c in cells)
+    # the workers' own logs silenced up to CRITICAL: a cell's error comes back in its result, and at the
+    # cluster's close a worker's heartbeat can race the scheduler's shutdown and log a traceback
     cluster = None if scheduler else LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                                  dashboard_address=None, silence_logs=logging.ERROR)
+                                                  dashboard_address=None, silence_logs=logging.CRITICAL)
     with _client(scheduler, cluster) as client:
         futures = {client.submit(run_cell, Path(suite_path).resolve(), cell, duration, cell.seed == first_seed,
                                  pure=False): i for i, cell in enumerate(cells)}
