@@ -81,6 +81,7 @@ def test_the_named_coordinates_equations_of_motion_get_the_density() -> None:
 def test_force_noise_the_estimator_cannot_use_is_an_error_naming_the_key(config: EstimatorConfig,
                                                                           message: str) -> None:
     mech = SCENARIO.model_mechanism()
-    node = SimpleNamespace(mech=mech, sensors=build_sensors(read_yaml(SCENARIO.sensor_sets["crank_gyros"]), mech, "test"), estimator=config)
+    sensors = build_sensors(read_yaml(SCENARIO.sensor_sets["crank_gyros"]), mech, "test")
+    node = SimpleNamespace(mech=mech, sensors=sensors, estimator=config)
     with pytest.raises(MbstateError, match=message):
         online_estimator(node, FixedClock())  # the smoother or the filter, by kind

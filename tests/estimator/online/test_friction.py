@@ -47,7 +47,8 @@ def test_the_friction_is_estimated_and_the_angle_follows() -> None:
 def test_the_friction_acts_on_the_named_coordinates() -> None:
     mech = SCENARIO.model_mechanism()
     sensors = build_sensors(CRANK_GYRO, mech, "test")
-    estimator = OnlineEstimator(mech, sensors, EstimatorConfig(friction_sigma=1.0, friction_coordinates=("x1", "crank")))
+    named = EstimatorConfig(friction_sigma=1.0, friction_coordinates=("x1", "crank"))
+    estimator = OnlineEstimator(mech, sensors, named)
     assert estimator.layout.frictions == (0, 4)
     assert OnlineEstimator(mech, sensors, EstimatorConfig(friction_sigma=1.0)).layout.frictions == (4,)
     assert OnlineEstimator(mech, sensors, EstimatorConfig()).layout.frictions == ()
