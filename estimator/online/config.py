@@ -8,6 +8,7 @@ error naming the key.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -311,9 +312,9 @@ class EstimatorConfig:
                 continue
             name, default = spec.name, spec.default
             if name == "unknown_forces":
-                values[name] = _actuator_names(section, mech)
+                values[name] = _distinct_names(section, name, [a.name for a in mech.actuators], "actuator")
             elif name == "friction_coordinates":
-                values[name] = _coordinate_names(section, mech, name)
+                values[name] = _distinct_names(section, name, mech.coordinate_names, "coordinate")
             elif name in ("initial_state", "initial_velocity"):
                 values[name] = _coordinate_values(section, mech, name)
             elif name == "force_noise":
@@ -341,31 +342,18 @@ class EstimatorConfig:
             raise section.error(key.removeprefix("estimator."), problem) from None
 
 
-def _actuator_names(section: Section, mech: Mechanism) -> tuple[str, ...]:
-    """``unknown_forces``: a list of distinct actuator names of ``mech``."""
-    names = section.raw("unknown_forces")
-    known = [a.name for a in mech.actuators]
-    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        raise section.error("unknown_forces", f"must be a list of actuator names, got {shown(names)}")
-    for name in names:
-        if name not in known:
-            raise section.error("unknown_forces", f"unknown actuator {shown(name)} (known: {', '.join(known) or 'none'})")
-    if len(set(names)) != len(names):
-        raise section.error("unknown_forces", f"an actuator is repeated: {', '.join(names)}")
-    return tuple(names)
-
-
-def _coordinate_names(section: Section, mech: Mechanism, key: str) -> tuple[str, ...]:
-    """A list of distinct coordinate names of ``mech``."""
+def _distinct_names(section: Section, key: str, known: Sequence[str], noun: str) -> tuple[str, ...]:
+    """``key``: a list of distinct names among ``known`` (``noun``: what they name, for the errors):
+    ``unknown_forces`` of the actuators, ``friction_coordinates`` of the coordinates."""
     names = section.raw(key)
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        raise section.error(key, f"must be a list of coordinate names, got {shown(names, 60)}")
+        raise section.error(key, f"must be a list of {noun} names, got {shown(names, 60)}")
     for name in names:
-        if name not in mech.coordinate_names:
-            known = ", ".join(mech.coordinate_names)
-            raise section.error(key, f"unknown coordinate {shown(name, 40)} (known: {known[:200]})")
+        if name not in known:
+            raise section.error(key, f"unknown {noun} {shown(name, 40)} (known: {', '.join(known)[:200] or 'none'})")
     if len(set(names)) != len(names):
-        raise section.error(key, f"a coordinate is repeated: {', '.join(names)[:200]}")
+        article = "an" if noun[0] in "aeiou" else "a"
+        raise section.error(key, f"{article} {noun} is repeated: {', '.join(names)[:200]}")
     return tuple(names)
 
 
