@@ -23,6 +23,7 @@ FORCE_MODELS = ("walk", "smooth", "jerk")
 FORCE_RATE_TIME = 0.0625  # [s]: K = √T × force_rate (EstimatorConfig, Unknown inputs)
 FORCE_STEP_SHARE = 0.1  # the smooth force model's steps: a walk of this share of K (EstimatorConfig)
 CHOICES = {"kind": KINDS, "factorization": FACTORIZATIONS, "force_model": FORCE_MODELS}  # keys that take a name
+DYNAMICS_KEYS = ("gravity_sigma", "mass_sigma", "friction_sigma", "force_noise")  # act on the equations of motion
 NULLABLE = ("relinearize_threshold", "force_rate", "outlier_gate", "gravity_sigma", "mass_sigma",
             "length_sigma", "friction_sigma")  # may be null
 # largest values of the keys with a natural bound (every other number: estimator.section.LIMIT in magnitude)
@@ -272,6 +273,11 @@ class EstimatorConfig:
         for name, ok, requirement in checks:
             if not ok:
                 raise MbstateError(f"estimator.{name}: must be {requirement}, got {shown(getattr(self, name))}")
+        if not self.dynamics:
+            needing = [name for name in DYNAMICS_KEYS if getattr(self, name) not in (None, ())]
+            if needing:
+                raise MbstateError(f"estimator.{needing[0]}: needs the dynamics (dynamics: true): the "
+                                   "kinematics-only estimator has no equations of motion for it to act on")
         if self.lag < self.integrator_order - 1:
             raise MbstateError(f"estimator.lag: integrator order {self.integrator_order} needs a lag of at least "
                                f"{self.integrator_order - 1} steps, got {self.lag}")

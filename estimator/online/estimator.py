@@ -165,7 +165,7 @@ class OnlineEstimator:
                                f"(known: {', '.join(names) or 'none'})")
         forces = tuple(names.index(f) for f in config.unknown_forces)
         dynamics = config.dynamics
-        self.masses = body_mass_terms(mech) if dynamics and config.mass_sigma is not None else None
+        self.masses = body_mass_terms(mech) if config.mass_sigma is not None else None
         if self.masses is not None and len(self.masses.names) < 2:
             raise MbstateError("estimator.mass_sigma: the mass errors move mass between bodies, and the "
                                f"mechanism has {len(self.masses.names)} body with mass")
@@ -176,7 +176,7 @@ class OnlineEstimator:
         self.frictions = friction_coordinates(mech, config, independent)
         self.layout = EstimationLayout(mech.n, rows if dynamics else (), forces if dynamics else (),
                                        tuple(s.dimension if s.params.bias_state else 0 for s in sensors.sensors),
-                                       gravity=dynamics and config.gravity_sigma is not None,
+                                       gravity=config.gravity_sigma is not None,
                                        independent=independent, force_rates=config.force_model == "smooth",
                                        masses=0 if self.masses is None else len(self.masses.names),
                                        lengths=0 if self.lengths is None else len(self.lengths.names),
@@ -632,8 +632,6 @@ def friction_coordinates(mech: Mechanism, config: EstimatorConfig, independent: 
     ``friction_coordinates`` by name, or the ``independent`` coordinates; none without ``friction_sigma``."""
     if config.friction_sigma is None:
         return ()
-    if not config.dynamics:
-        raise MbstateError("estimator.friction_sigma: the friction states need the dynamics (dynamics: true)")
     if not config.friction_coordinates:
         return independent
     unknown = [name for name in config.friction_coordinates if name not in mech.coordinate_names]

@@ -72,9 +72,6 @@ def row_sigmas(mech: Mechanism, size: int, config: EstimatorConfig) -> np.ndarra
                                                                    config.acceleration_constraint_sigma))
     if config.dynamics:
         return np.concatenate((position, velocity, dynamics_sigmas(mech, config), acceleration))
-    if config.force_noise:
-        raise MbstateError("estimator.force_noise: the process noise on the dynamics needs the dynamics "
-                           "(dynamics: true)")
     return np.concatenate((position, velocity, acceleration))
 
 

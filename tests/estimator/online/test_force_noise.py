@@ -72,8 +72,6 @@ def test_the_named_coordinates_equations_of_motion_get_the_density() -> None:
 
 
 @pytest.mark.parametrize("config, message", [
-    (EstimatorConfig(force_noise=(("left", 0.3),), dynamics=False),
-     "estimator.force_noise: the process noise on the dynamics needs the dynamics"),
     (EstimatorConfig(force_noise=(("elbow", 0.3),)), "estimator.force_noise: unknown coordinate or actuator 'elbow'"),
     (EstimatorConfig(kind="error_ekf", force_noise=(("left", 0.3),)),
      "estimator.force_noise: the error_ekf filter's process noise is acceleration_noise alone"),

@@ -55,8 +55,6 @@ def test_the_friction_acts_on_the_named_coordinates() -> None:
 
 
 @pytest.mark.parametrize("config, message", [
-    (EstimatorConfig(friction_sigma=1.0, dynamics=False), "estimator.friction_sigma: the friction states need the "
-                                                          "dynamics"),
     (EstimatorConfig(friction_sigma=1.0, friction_coordinates=("elbow",)),
      "estimator.friction_coordinates: unknown coordinate 'elbow'"),
     (EstimatorConfig(kind="error_ekf", friction_sigma=1.0), "estimator.friction_sigma: the error_ekf filter does not "

@@ -107,6 +107,10 @@ def test_keys_are_read_with_their_types() -> None:
     ({"force_noise": 0.3}, "estimator.force_noise: must be a map of coordinate or actuator names to densities"),
     ({"force_noise": {"elbow": 0.3}}, "estimator.force_noise: unknown coordinate or actuator 'elbow' (known: x1,"),
     ({"force_noise": {"theta0": -1}}, "estimator.force_noise.theta0: must be at least 0"),
+    ({"dynamics": False, "gravity_sigma": 0.2}, "estimator.gravity_sigma: needs the dynamics (dynamics: true)"),
+    ({"dynamics": False, "mass_sigma": 0.1}, "estimator.mass_sigma: needs the dynamics"),
+    ({"dynamics": False, "friction_sigma": 1.0}, "estimator.friction_sigma: needs the dynamics"),
+    ({"dynamics": False, "force_noise": {"theta0": 0.3}}, "estimator.force_noise: needs the dynamics"),
 ])
 def test_errors_name_the_file_and_key(data: dict, message: str) -> None:
     with pytest.raises(MbstateError, match="^est.yaml: " + message.replace("(", r"\(").replace(")", r"\)")
