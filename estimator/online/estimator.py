@@ -110,7 +110,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import gtsam
 import numpy as np
@@ -158,12 +158,7 @@ class OnlineEstimator:
     def __init__(self, mech: Mechanism, sensors: SensorSet, config: EstimatorConfig,
                  clock: Callable[[], float] = time.perf_counter) -> None:
         self.mech, self.sensors, self.config, self.clock = mech, sensors, config, clock
-        names = [a.name for a in mech.actuators]
-        unknown = [f for f in config.unknown_forces if f not in names]
-        if unknown:
-            raise MbstateError(f"estimator.unknown_forces: unknown actuator {unknown[0]!r} "
-                               f"(known: {', '.join(names) or 'none'})")
-        forces = tuple(names.index(f) for f in config.unknown_forces)
+        forces = named_indices("unknown_forces", config.unknown_forces, [a.name for a in mech.actuators], "actuator")
         dynamics = config.dynamics
         self.masses = body_mass_terms(mech) if config.mass_sigma is not None else None
         if self.masses is not None and len(self.masses.names) < 2:
@@ -634,8 +629,15 @@ def friction_coordinates(mech: Mechanism, config: EstimatorConfig, independent: 
         return ()
     if not config.friction_coordinates:
         return independent
-    unknown = [name for name in config.friction_coordinates if name not in mech.coordinate_names]
+    return named_indices("friction_coordinates", config.friction_coordinates, mech.coordinate_names, "coordinate")
+
+
+def named_indices(key: str, names: Sequence[str], known: Sequence[str], noun: str) -> tuple[int, ...]:
+    """The indices in ``known`` of the ``names`` of EstimatorConfig ``key`` (``noun``: what they name);
+    MbstateError naming the first unknown one (a configuration built in code is not checked against the
+    mechanism by the file's reader)."""
+    unknown = [name for name in names if name not in known]
     if unknown:
-        raise MbstateError(f"estimator.friction_coordinates: unknown coordinate {unknown[0]!r} "
-                           f"(known: {', '.join(mech.coordinate_names)[:200]})")
-    return tuple(mech.coordinate_names.index(name) for name in config.friction_coordinates)
+        raise MbstateError(f"estimator.{key}: unknown {noun} {unknown[0]!r} "
+                           f"(known: {', '.join(known)[:200] or 'none'})")
+    return tuple(list(known).index(name) for name in names)
