@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from estimator.model import Mechanism
-from estimator.online.config import EstimatorConfig
+from estimator.online.config import MODEL_STATES, EstimatorConfig
 from estimator.online.estimator import OnlineEstimator
 from replay.clocks import FixedClock
 from replay.lab.suite import Scenario
@@ -18,6 +18,11 @@ from sensors.virtual import simulate_readings
 TRUTH_STEP = 1e-3  # [s]
 RATE = 200.0  # the literature four-bar's readings [Hz] (configs/lab/fourbar_benchmark.yaml)
 CRANK_GYRO = {"sensors": {"gyro": {"kind": "gyroscope", "body": "crank", "rate": RATE, "noise": {"sigma": 9.839e-4}}}}
+
+
+def states_config(**keys) -> EstimatorConfig:
+    """An estimator configuration with the model-error states ``keys`` give and no other (null, not auto)."""
+    return EstimatorConfig(**(dict.fromkeys(MODEL_STATES) | keys))
 
 
 def crank_errors(truth_mech: Mechanism, model: Mechanism, sensors: dict, config: EstimatorConfig, t_end: float,

@@ -9,7 +9,7 @@ error naming the key.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
@@ -26,6 +26,9 @@ CHOICES = {"kind": KINDS, "factorization": FACTORIZATIONS, "force_model": FORCE_
 DYNAMICS_KEYS = ("gravity_sigma", "mass_sigma", "friction_sigma", "force_noise")  # act on the equations of motion
 NULLABLE = ("relinearize_threshold", "force_rate", "outlier_gate", "gravity_sigma", "mass_sigma",
             "length_sigma", "friction_sigma")  # may be null
+AUTO = "auto"  # a model-error state's size left to the estimator (EstimatorConfig.with_model_states)
+MODEL_STATES = {"gravity_sigma": 0.2, "mass_sigma": 0.1, "length_sigma": 0.01, "friction_sigma": 1.0}  # auto sizes
+STATES_WINDOW = 0.05  # [s] the least window (lag / rate) with auto model-error states (with_model_states)
 # largest values of the keys with a natural bound (every other number: estimator.section.LIMIT in magnitude)
 MAXIMA = {"rate": 1e6, "lag": 100_000, "max_relinearizations": 100, "max_coalesce": 10_000,
           "recover_steps": 10_000_000, "max_pending": 10_000_000, "startup_timeout": 3600.0,
@@ -73,12 +76,12 @@ class EstimatorConfig:
       gravity (the equations of motion use (1 + g) Q_g, Q_g the model's gravity force), with a start
       prior N(0, gravity_sigma²) and a random walk of density ``gravity_random_walk`` [1/√s]; the
       accelerometers read (1 + g) times the model's gravity too (sensors.accelerometer). A model-error
-      state for a model whose gravity is off (null, the default: gravity as in the model), seen
+      state for a model whose gravity is off (null: gravity as in the model; auto, below), seen
       through the motion gravity drives and the accelerometers; it needs the dynamics.
       ``mass_sigma`` [1]: with a number, the state carries μ_b for each body b with mass, the relative
       error of its mass (its mass and inertia, hence its share M_b of M and Q_g,b of Q_g, are
       (1 + μ_b) times the model's: a body's density off), with start priors N(0, mass_sigma²) and random
-      walks of density ``mass_random_walk`` [1/√s] (null, the default: masses as in the model). A
+      walks of density ``mass_random_walk`` [1/√s] (null: masses as in the model; auto, below). A
       model-error state seen through the motion the masses' weight and inertia shape. A common factor
       of every mass is not seen in free motion (λ scales with it) nor beside unknown forces: the state
       keeps the model's total mass and moves mass between the bodies (estimator.mass.BodyMassTerms).
@@ -86,8 +89,8 @@ class EstimatorConfig:
       ``length_sigma`` [1]: with a number, the state carries ℓ_b for each body b held at its length
       L_b by a distance row (a bar between two joints), the relative error of that length (the row
       u·u − L_b² becomes u·u − L_b² (1 + ℓ_b)², estimator.lengths), with start priors
-      N(0, length_sigma²) and random walks of density ``length_random_walk`` [1/√s] (null, the
-      default: lengths as in the model). A model-error state seen through the geometry of the motion;
+      N(0, length_sigma²) and random walks of density ``length_random_walk`` [1/√s] (null: lengths as
+      in the model; auto, below). A model-error state seen through the geometry of the motion;
       the mass matrix keeps the model's lengths (exact for bodies whose inertia and centre of gravity
       scale with the length, as a uniform rod's). With or without the dynamics.
       ``friction_sigma`` [N·m·s/rad or N·s/m]: with a number, the state carries c_i for each coordinate
@@ -96,8 +99,14 @@ class EstimatorConfig:
       motion get the generalized force −c_i q̇_i on coordinate i: a joint's friction where its angle is
       a coordinate, a slider's where its travel is), on top of the model's own dampers, with start
       priors N(0, friction_sigma²) and random walks of density ``friction_random_walk`` [the same unit
-      per √s; 0, the default: constant] (null, the default: friction as in the model). A model-error
+      per √s; 0, the default: constant] (null: friction as in the model; auto, below). A model-error
       state seen through the energy the motion loses; it needs the dynamics.
+      ``auto``, the default of these four: each state at the size MODEL_STATES gives (g 0.2, μ 0.1,
+      ℓ 0.01, c 1.0) where it applies (:meth:`with_model_states`): the smoother with the dynamics, a
+      model not said exact (``acceleration_noise`` above 0), no unknown forces (which take up the same
+      error) and a window ``lag`` / ``rate`` of at least STATES_WINDOW (50 ms: the defaults' 10 steps at
+      200 Hz, 50 at 1 kHz), and a gravity, two bodies with mass or a bar in the mechanism; else null. A
+      number carries the state wherever it is given (an error where it cannot be carried).
     Model
       ``dynamics``: true — per step M q̈ + Φqᵀλ − Q − E F = 0 (σ ``dynamics_sigma`` [N, N·m]) with
       the constraints; false — the kinematics-only estimator for comparison: the same graph without
@@ -188,13 +197,13 @@ class EstimatorConfig:
     force_rate: float | None = None
     force_sigma: float = 100.0
     force_model: str = "smooth"
-    gravity_sigma: float | None = None
+    gravity_sigma: float | str | None = AUTO
     gravity_random_walk: float = 1e-3
-    mass_sigma: float | None = None
+    mass_sigma: float | str | None = AUTO
     mass_random_walk: float = 1e-3
-    length_sigma: float | None = None
+    length_sigma: float | str | None = AUTO
     length_random_walk: float = 1e-4
-    friction_sigma: float | None = None
+    friction_sigma: float | str | None = AUTO
     friction_random_walk: float = 0.0
     friction_coordinates: tuple[str, ...] = ()
     dynamics: bool = True
@@ -254,15 +263,17 @@ class EstimatorConfig:
                   ("force_noise", all(np.isfinite(s) and s >= 0.0 for _, s in self.force_noise),
                    "a map of coordinate or actuator names to densities of at least 0"),
                   ("force_rate", self.force_rate is None or self.force_rate > 0.0, "null or a positive number"),
-                  ("gravity_sigma", self.gravity_sigma is None or self.gravity_sigma > 0.0,
-                   "null or a positive number"),
+                  ("gravity_sigma", self.gravity_sigma in (None, AUTO) or self.gravity_sigma > 0.0,
+                   "auto, null or a positive number"),
                   ("gravity_random_walk", self.gravity_random_walk >= 0.0, "at least 0"),
-                  ("mass_sigma", self.mass_sigma is None or self.mass_sigma > 0.0, "null or a positive number"),
+                  ("mass_sigma", self.mass_sigma in (None, AUTO) or self.mass_sigma > 0.0,
+                   "auto, null or a positive number"),
                   ("mass_random_walk", self.mass_random_walk >= 0.0, "at least 0"),
-                  ("length_sigma", self.length_sigma is None or self.length_sigma > 0.0, "null or a positive number"),
+                  ("length_sigma", self.length_sigma in (None, AUTO) or self.length_sigma > 0.0,
+                   "auto, null or a positive number"),
                   ("length_random_walk", self.length_random_walk >= 0.0, "at least 0"),
-                  ("friction_sigma", self.friction_sigma is None or self.friction_sigma > 0.0,
-                   "null or a positive number"),
+                  ("friction_sigma", self.friction_sigma in (None, AUTO) or self.friction_sigma > 0.0,
+                   "auto, null or a positive number"),
                   ("friction_random_walk", self.friction_random_walk >= 0.0, "at least 0"),
                   ("startup_span", 0.0 <= self.startup_span <= 10.0, "in [0, 10] s"),
                   ("max_coalesce", self.max_coalesce >= 1, "at least 1"), ("recover_steps", self.recover_steps >= 1,
@@ -274,7 +285,7 @@ class EstimatorConfig:
             if not ok:
                 raise MbstateError(f"estimator.{name}: must be {requirement}, got {shown(getattr(self, name))}")
         if not self.dynamics:
-            needing = [name for name in DYNAMICS_KEYS if getattr(self, name) not in (None, ())]
+            needing = [name for name in DYNAMICS_KEYS if getattr(self, name) not in (None, (), AUTO)]
             if needing:
                 raise MbstateError(f"estimator.{needing[0]}: needs the dynamics (dynamics: true): the "
                                    "kinematics-only estimator has no equations of motion for it to act on")
@@ -296,6 +307,19 @@ class EstimatorConfig:
     def force_rate_walk(self) -> float:
         """J, the random-walk density of Ḟ in the smooth force model: K / FORCE_RATE_TIME."""
         return self.force_rms_rate / np.sqrt(FORCE_RATE_TIME)
+
+    def with_model_states(self, gravity: bool, masses: bool, lengths: bool) -> EstimatorConfig:
+        """This configuration with each ``auto`` model-error size resolved: MODEL_STATES' size where its state
+        applies — the smoother with the dynamics, a model not said exact (``acceleration_noise`` above 0), no
+        unknown forces (which take up the same model error) and a window of at least STATES_WINDOW (in a
+        shorter one the states take up a start's error as readily as a model's), and a gravity (``gravity``),
+        two bodies with mass (``masses``), a bar held at its length (``lengths``) or an independent coordinate
+        (friction) in the mechanism — else null."""
+        states = (self.kind == "smoother" and self.dynamics and self.acceleration_noise > 0.0
+                  and not self.unknown_forces and self.lag >= STATES_WINDOW * self.rate - 1e-9)
+        applies = {"gravity_sigma": gravity, "mass_sigma": masses, "length_sigma": lengths, "friction_sigma": True}
+        return replace(self, **{key: size if states and applies[key] else None
+                                for key, size in MODEL_STATES.items() if getattr(self, key) == AUTO})
 
     @property
     def most_output_delay(self) -> int:
@@ -327,6 +351,8 @@ class EstimatorConfig:
                 values[name] = _force_noise(section, mech)
             elif name in NULLABLE and section.raw(name) is None:
                 values[name] = None
+            elif name in MODEL_STATES:
+                values[name] = AUTO if section.raw(name) == AUTO else section.number(name)
             elif isinstance(default, bool):
                 values[name] = section.flag(name, default)
             elif isinstance(default, str):

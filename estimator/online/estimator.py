@@ -157,16 +157,20 @@ class OnlineEstimator:
 
     def __init__(self, mech: Mechanism, sensors: SensorSet, config: EstimatorConfig,
                  clock: Callable[[], float] = time.perf_counter) -> None:
-        self.mech, self.sensors, self.config, self.clock = mech, sensors, config, clock
         forces = named_indices("unknown_forces", config.unknown_forces, [a.name for a in mech.actuators], "actuator")
         dynamics = config.dynamics
-        self.masses = body_mass_terms(mech) if config.mass_sigma is not None else None
+        masses = body_mass_terms(mech)
+        assembled = start_anchor(mech, config.initial_state)
+        rows = tuple(int(r) for r in independent_constraint_rows(mech, assembled))
+        lengths = body_length_terms(mech, rows)
+        config = config.with_model_states(gravity=bool(np.any(mech.gravity)), masses=len(masses.names) >= 2,
+                                          lengths=bool(lengths.names))
+        self.mech, self.sensors, self.config, self.clock = mech, sensors, config, clock
+        self.masses = masses if config.mass_sigma is not None else None
         if self.masses is not None and len(self.masses.names) < 2:
             raise MbstateError("estimator.mass_sigma: the mass errors move mass between bodies, and the "
                                f"mechanism has {len(self.masses.names)} body with mass")
-        assembled = start_anchor(mech, config.initial_state)
-        rows = tuple(int(r) for r in independent_constraint_rows(mech, assembled))
-        self.lengths = body_length_terms(mech, rows) if config.length_sigma is not None else None
+        self.lengths = lengths if config.length_sigma is not None else None
         independent = tuple(int(i) for i in suggested_independent(mech, assembled, len(rows)))
         self.frictions = friction_coordinates(mech, config, independent)
         self.layout = EstimationLayout(mech.n, rows if dynamics else (), forces if dynamics else (),

@@ -34,7 +34,7 @@ from estimator.factors.keys import TimeGrid, drop_oldest
 from estimator.factors.observation_stack import SensorTerm, sensor_term
 from estimator.kinematics import AssemblyError
 from estimator.model import Mechanism
-from estimator.online.config import EstimatorConfig
+from estimator.online.config import AUTO, EstimatorConfig
 from estimator.online.filters.error_ekf import ErrorEKF, Measurement
 from estimator.online.filters.ukf import UnscentedKF
 from estimator.online.interface import COUNTERS, StepEstimate
@@ -58,7 +58,7 @@ class OnlineFilter:
                                f"(got {', '.join(config.unknown_forces)}); use kind: smoother")
         for key, name in (("gravity_sigma", "the gravity error"), ("mass_sigma", "the mass errors"),
                           ("length_sigma", "the length errors"), ("friction_sigma", "friction")):
-            if getattr(config, key) is not None:
+            if getattr(config, key) not in (None, AUTO):
                 raise MbstateError(f"estimator.{key}: the {config.kind} filter does not estimate {name}; "
                                    "use kind: smoother")
         if config.force_noise:

@@ -16,6 +16,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from conftest import MECHANISMS, REPO
+from crank_runs import states_config
 
 from estimator.errors import MbstateError
 from estimator.mechanism_file import load_mechanism
@@ -53,7 +54,7 @@ def crank_errors(config: EstimatorConfig, t_end: float) -> tuple[np.ndarray, np.
 
 
 def test_force_noise_on_the_crank_the_model_gets_wrong_keeps_both_cranks() -> None:
-    base = EstimatorConfig(rate=200.0, lag=50, gravity_sigma=0.2, gravity_random_walk=1e-4, startup_span=0.0,
+    base = states_config(rate=200.0, lag=50, gravity_sigma=0.2, gravity_random_walk=1e-4, startup_span=0.0,
                            initial_velocity=(("left", 0.0), ("right", 0.0)), velocity_sigma=0.02, position_sigma=0.2)
     t, everywhere = crank_errors(dataclasses.replace(base, acceleration_noise=0.3), 4.0)
     t_f, on_left = crank_errors(dataclasses.replace(base, acceleration_noise=0.001, force_noise=(("left", 0.3),)), 4.0)

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from conftest import REPO
-from crank_runs import CRANK_GYRO, RATE, crank_gyro_run
+from crank_runs import CRANK_GYRO, RATE, crank_gyro_run, states_config
 
 from estimator.errors import MbstateError
 from estimator.node.intake import online_estimator
@@ -31,7 +31,7 @@ SCENARIO = load_suite(REPO / "configs" / "lab" / "fourbar_benchmark.yaml").scena
 
 
 def test_the_friction_is_estimated_and_the_angle_follows() -> None:
-    base = EstimatorConfig(rate=RATE, lag=50, acceleration_noise=0.001, gravity_sigma=0.2, gravity_random_walk=1e-4,
+    base = states_config(rate=RATE, lag=50, acceleration_noise=0.001, gravity_sigma=0.2, gravity_random_walk=1e-4,
                            startup_span=0.0, initial_velocity=(("crank", 0.0),), velocity_sigma=0.02)
     t, without, states = crank_gyro_run(SCENARIO, base, 4.0)
     t_c, with_friction, states_c = crank_gyro_run(SCENARIO, dataclasses.replace(base, friction_sigma=1.0), 4.0)
@@ -51,7 +51,9 @@ def test_the_friction_acts_on_the_named_coordinates() -> None:
     estimator = OnlineEstimator(mech, sensors, named)
     assert estimator.layout.frictions == (0, 4)
     assert OnlineEstimator(mech, sensors, EstimatorConfig(friction_sigma=1.0)).layout.frictions == (4,)
-    assert OnlineEstimator(mech, sensors, EstimatorConfig()).layout.frictions == ()
+    assert OnlineEstimator(mech, sensors, EstimatorConfig(friction_sigma=None)).layout.frictions == ()
+    assert OnlineEstimator(mech, sensors, EstimatorConfig(rate=RATE)).layout.frictions == (4,)  # auto: the crank
+    assert OnlineEstimator(mech, sensors, EstimatorConfig()).layout.frictions == ()  # auto: 10 ms, too short
 
 
 @pytest.mark.parametrize("config, message", [

@@ -16,7 +16,7 @@ import dataclasses
 import numpy as np
 import pytest
 from conftest import MECHANISMS, read_csv
-from crank_runs import crank_errors
+from crank_runs import crank_errors, states_config
 
 from estimator.mass import with_gravity
 from estimator.mechanism_file import load_mechanism
@@ -45,7 +45,7 @@ def run(kind: str, config: EstimatorConfig, t_end: float = 4.0) -> tuple[np.ndar
 
 @pytest.mark.parametrize("kind", SENSORS)
 def test_the_gravity_error_is_estimated_and_the_angle_follows(kind: str) -> None:
-    base = EstimatorConfig(rate=RATE, lag=50, acceleration_noise=0.01)
+    base = states_config(rate=RATE, lag=50, acceleration_noise=0.01)
     t, without, none = run(kind, base)
     t_g, with_state, gravity = run(kind, dataclasses.replace(base, gravity_sigma=0.2))
     assert set(none) == {None} and abs(gravity[-1] - TRUE_ERROR) < 0.01

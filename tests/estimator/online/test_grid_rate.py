@@ -2,14 +2,15 @@
 
 A free-swinging four-bar with one gyroscope on the coupler (0.3 °/s at 200 Hz, no other sensor):
 the crank angle's RMSE with a 200 Hz grid stays within 3x of a 1 kHz grid's. The release pose is the
-file's, so the start prior is as tight as a solved start's (``guess_sigma`` = ``position_sigma``)."""
+file's, so the start prior is as tight as a solved start's (``guess_sigma`` = ``position_sigma``), and the
+model is the truth's, so the estimator carries no model-error state (configs/estimator/README.md, "A model
+with errors: the default states", has what they cost on an exact model)."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 from conftest import MECHANISMS
+from crank_runs import states_config
 
 from estimator.mechanism_file import load_mechanism
 from estimator.online.config import EstimatorConfig
@@ -28,7 +29,7 @@ def crank_rmse(rate: float) -> float:
                                                   "noise": {"density": 3.7e-4}}}}, mech, "test")
     truth = forward_truth(mech, mech.q0, np.zeros(mech.n), 1e-3, T_END)
     readings = simulate_readings(sensors.sensors, truth, 1)
-    known_start = dataclasses.replace(EstimatorConfig(), rate=rate, guess_sigma=EstimatorConfig().position_sigma)
+    known_start = states_config(rate=rate, guess_sigma=EstimatorConfig().position_sigma)
     estimates, counters, _ = feed(mech, sensors, known_start, readings, FixedClock())
     assert counters["solver_recoveries"] == 0 and len(estimates) > 0.9 * T_END * rate
     crank = mech.coordinate_names.index("theta0")

@@ -14,17 +14,16 @@ import dataclasses
 
 import numpy as np
 from conftest import REPO
-from crank_runs import RATE, crank_gyro_run
+from crank_runs import RATE, crank_gyro_run, states_config
 
 from estimator.lengths import body_length_terms
-from estimator.online.config import EstimatorConfig
 from replay.lab.suite import load_suite
 
 SCENARIO = load_suite(REPO / "configs" / "lab" / "fourbar_benchmark.yaml").scenarios["all_errors"]
 
 
 def test_the_length_errors_are_estimated_and_the_angle_follows() -> None:
-    base = EstimatorConfig(rate=RATE, lag=50, acceleration_noise=0.001, gravity_sigma=0.2, gravity_random_walk=1e-4,
+    base = states_config(rate=RATE, lag=50, acceleration_noise=0.001, gravity_sigma=0.2, gravity_random_walk=1e-4,
                            mass_sigma=0.1, mass_random_walk=1e-4, startup_span=0.0,
                            initial_velocity=(("crank", 0.0),), velocity_sigma=0.02)
     t, without, states = crank_gyro_run(SCENARIO, base, 5.0)

@@ -16,7 +16,7 @@ import dataclasses
 import numpy as np
 import pytest
 from conftest import MECHANISMS, REPO
-from crank_runs import RATE, crank_gyro_run
+from crank_runs import RATE, crank_gyro_run, states_config
 
 from estimator.errors import MbstateError
 from estimator.mechanism_file import load_mechanism
@@ -29,7 +29,7 @@ SCENARIO = load_suite(REPO / "configs" / "lab" / "fourbar_benchmark.yaml").scena
 
 
 def test_the_mass_errors_are_estimated_and_the_angle_follows() -> None:
-    base = EstimatorConfig(rate=RATE, lag=50, acceleration_noise=0.001, gravity_sigma=0.2, gravity_random_walk=1e-4,
+    base = states_config(rate=RATE, lag=50, acceleration_noise=0.001, gravity_sigma=0.2, gravity_random_walk=1e-4,
                            startup_span=0.0, initial_velocity=(("crank", 0.0),), velocity_sigma=0.02)
     t, without, states = crank_gyro_run(SCENARIO, base, 4.0)
     t_m, with_masses, states_m = crank_gyro_run(SCENARIO, dataclasses.replace(base, mass_sigma=0.1,

@@ -13,7 +13,7 @@ from conftest import MECHANISMS, REPO
 from estimator.constraints import constraint_values
 from estimator.errors import MbstateError
 from estimator.mechanism_file import build_mechanism, load_mechanism
-from estimator.online.config import EstimatorConfig
+from estimator.online.config import AUTO, MODEL_STATES, EstimatorConfig
 from estimator.online.startup import start_anchor
 from estimator.section import Section
 
@@ -42,6 +42,26 @@ def test_the_readme_table_gives_the_defaults() -> None:
         if isinstance(documented, dict):
             documented = list(documented.items())  # a map key is kept as (name, value) pairs
         assert (tuple(documented) if isinstance(documented, list) else documented) == default, key
+
+
+def test_auto_model_states_are_on_where_they_apply() -> None:
+    """with_model_states: each auto size on for the smoother with the dynamics, process noise, no unknown
+    forces and a window of 50 ms, where the mechanism has what the state acts on; a number or null as given."""
+    assert read({}).gravity_sigma == AUTO and read({"mass_sigma": "auto"}).mass_sigma == AUTO
+    every = dict(gravity=True, masses=True, lengths=True)
+    sizes = {key: getattr(EstimatorConfig(rate=200.0).with_model_states(**every), key) for key in MODEL_STATES}
+    assert sizes == MODEL_STATES
+    for keys in (dict(unknown_forces=("motor",)), dict(dynamics=False), dict(kind="error_ekf"),
+                 dict(acceleration_noise=0.0)):
+        config = EstimatorConfig(rate=200.0, **keys)
+        assert all(getattr(config.with_model_states(**every), key) is None for key in MODEL_STATES)
+    bare = EstimatorConfig(rate=200.0).with_model_states(gravity=False, masses=False, lengths=False)
+    assert (bare.gravity_sigma, bare.mass_sigma, bare.length_sigma, bare.friction_sigma) == (None, None, None, 1.0)
+    window = [EstimatorConfig(rate=rate, lag=lag).with_model_states(**every).gravity_sigma
+              for rate, lag in ((200.0, 10), (1000.0, 10), (1000.0, 50), (100.0, 4))]
+    assert window == [0.2, None, 0.2, None]  # a window of 50 ms or more
+    given = EstimatorConfig(rate=200.0, gravity_sigma=0.5, mass_sigma=None).with_model_states(**every)
+    assert (given.gravity_sigma, given.mass_sigma, given.length_sigma) == (0.5, None, MODEL_STATES["length_sigma"])
 
 
 def test_relinearize_threshold_null_is_never() -> None:
@@ -95,11 +115,11 @@ def test_keys_are_read_with_their_types() -> None:
     ({"integrator_order": 4}, "estimator.integrator_order: must be 2 or 3"),
     ({"integrator_order": 3, "lag": 1}, "estimator.lag: integrator order 3 needs a lag of at least 2"),
     ({"recover_fraction": 0}, "estimator.recover_fraction: must be in (0, 1]"),
-    ({"mass_sigma": 0}, "estimator.mass_sigma: must be null or a positive number"),
+    ({"mass_sigma": 0}, "estimator.mass_sigma: must be auto, null or a positive number"),
     ({"mass_random_walk": -1}, "estimator.mass_random_walk: must be at least 0"),
-    ({"length_sigma": -0.01}, "estimator.length_sigma: must be null or a positive number"),
+    ({"length_sigma": -0.01}, "estimator.length_sigma: must be auto, null or a positive number"),
     ({"length_random_walk": -1}, "estimator.length_random_walk: must be at least 0"),
-    ({"friction_sigma": 0}, "estimator.friction_sigma: must be null or a positive number"),
+    ({"friction_sigma": 0}, "estimator.friction_sigma: must be auto, null or a positive number"),
     ({"friction_random_walk": -1}, "estimator.friction_random_walk: must be at least 0"),
     ({"friction_coordinates": "theta0"}, "estimator.friction_coordinates: must be a list of coordinate names"),
     ({"friction_coordinates": ["elbow"]}, "estimator.friction_coordinates: unknown coordinate 'elbow' (known: x1,"),
