@@ -15,6 +15,7 @@ matrices are scattered through z indices, so fixed points and any point order ne
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 
@@ -85,6 +86,17 @@ class BodyMassTerms:
     matrices: np.ndarray
     gravity: np.ndarray
     distribution: np.ndarray
+
+    @functools.cached_property
+    def state_matrices(self) -> np.ndarray:
+        """Σ_b P_bk M_b for each entry k of ν (μ = P ν), stacked: nm·n x n (one product with q̈ gives them all)."""
+        n = self.matrices.shape[1]
+        return np.einsum("bk,bij->kij", self.distribution, self.matrices).reshape(-1, n)
+
+    @functools.cached_property
+    def state_gravity(self) -> np.ndarray:
+        """Q_g,b P: the gravity forces of the entries of ν (n x nm)."""
+        return self.gravity @ self.distribution
 
 
 def body_mass_terms(mech: Mechanism) -> BodyMassTerms:

@@ -133,6 +133,11 @@ class EstimationLayout:
         return slice(self.length_error.stop, self.length_error.stop + len(self.frictions))
 
     @cached_property
+    def friction_indices(self) -> tuple[np.ndarray, np.ndarray]:
+        """The friction's coordinates and the columns of their c, as index arrays."""
+        return np.asarray(self.frictions, int), np.arange(self.friction.start, self.friction.stop)
+
+    @cached_property
     def force_rate(self) -> slice:
         """The columns of Ḟ (empty without them), after c."""
         return slice(self.friction.stop, self.friction.stop + len(self.forces) * self.force_rates)
@@ -190,12 +195,12 @@ def friction_rows(layout: EstimationLayout, x: np.ndarray, first: int, error: np
     ``error`` from ``first`` on are the n equations of motion: a generalized force −c_i q̇_i the model's Q
     lacks, viscous friction on that coordinate) and its derivatives by c and q̇ to ``jacobian`` (None:
     the error only)."""
-    coordinates, n = np.asarray(layout.frictions, int), layout.n
-    c, qd = x[layout.friction], x[n + coordinates]
+    coordinates, columns = layout.friction_indices
+    c, qd = x[layout.friction], x[layout.n + coordinates]
     error[first + coordinates] += c * qd
     if jacobian is not None:
-        jacobian[first + coordinates, np.arange(layout.friction.start, layout.friction.stop)] += qd
-        jacobian[first + coordinates, n + coordinates] += c
+        jacobian[first + coordinates, columns] += qd
+        jacobian[first + coordinates, layout.n + coordinates] += c
 
 
 def mass_error_rows(masses: BodyMassTerms, layout: EstimationLayout, x: np.ndarray, rows: slice,
@@ -203,18 +208,18 @@ def mass_error_rows(masses: BodyMassTerms, layout: EstimationLayout, x: np.ndarr
     """Adds Σ_b μ_b (M_b q̈ − (1 + g) Q_g,b) to the equations of motion (``rows`` of ``error``) and its
     derivatives by q̈, g and ν to ``jacobian`` (None: the error only): body b's mass and inertia
     (1 + μ_b) times the model's, μ = P ν the state's ν with the total mass kept (P:
-    ``masses.distribution``), g = 0 when x carries no gravity error."""
-    n = layout.n
-    qdd, mu = x[2 * n:3 * n], masses.distribution @ x[layout.mass_error]
+    ``masses.distribution``), g = 0 when x carries no gravity error. Summed over ν's entries k with
+    Σ_b P_bk M_b and Q_g,b P (BodyMassTerms.state_matrices, .state_gravity)."""
+    n, nu = layout.n, x[layout.mass_error]
     scale = 1.0 + (x[layout.gravity_error][0] if layout.gravity else 0.0)
-    by_mass = np.einsum("bij,j->ib", masses.matrices, qdd) - scale * masses.gravity  # ∂/∂μ, n x nm
-    error[rows] += by_mass @ mu
+    by_state = (masses.state_matrices @ x[2 * n:3 * n]).reshape(-1, n).T - scale * masses.state_gravity  # ∂/∂ν
+    error[rows] += by_state @ nu
     if jacobian is None:
         return
-    jacobian[rows, layout.mass_error] += by_mass @ masses.distribution
-    jacobian[rows, 2 * n:3 * n] += np.einsum("b,bij->ij", mu, masses.matrices)
+    jacobian[rows, layout.mass_error] += by_state
+    jacobian[rows, 2 * n:3 * n] += (nu @ masses.state_matrices.reshape(len(nu), n * n)).reshape(n, n)
     if layout.gravity:
-        jacobian[rows, layout.gravity_error] -= (masses.gravity @ mu)[:, None]
+        jacobian[rows, layout.gravity_error] -= (masses.state_gravity @ nu)[:, None]
 
 
 def length_error_rows(lengths: BodyLengthTerms, layout: EstimationLayout, x: np.ndarray, error: np.ndarray,

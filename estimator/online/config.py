@@ -28,7 +28,7 @@ NULLABLE = ("relinearize_threshold", "force_rate", "outlier_gate", "gravity_sigm
             "length_sigma", "friction_sigma")  # may be null
 AUTO = "auto"  # a model-error state's size left to the estimator (EstimatorConfig.with_model_states)
 MODEL_STATES = {"gravity_sigma": 0.2, "mass_sigma": 0.1, "length_sigma": 0.01, "friction_sigma": 1.0}  # auto sizes
-STATES_WINDOW = 0.05  # [s] the least window (lag / rate) with auto model-error states (with_model_states)
+STATES_LAG = 5  # [steps] the least window (lag) with auto model-error states (with_model_states)
 # largest values of the keys with a natural bound (every other number: estimator.section.LIMIT in magnitude)
 MAXIMA = {"rate": 1e6, "lag": 100_000, "max_relinearizations": 100, "max_coalesce": 10_000,
           "recover_steps": 10_000_000, "max_pending": 10_000_000, "startup_timeout": 3600.0,
@@ -104,9 +104,9 @@ class EstimatorConfig:
       ``auto``, the default of these four: each state at the size MODEL_STATES gives (g 0.2, μ 0.1,
       ℓ 0.01, c 1.0) where it applies (:meth:`with_model_states`): the smoother with the dynamics, a
       model not said exact (``acceleration_noise`` above 0), no unknown forces (which take up the same
-      error) and a window ``lag`` / ``rate`` of at least STATES_WINDOW (50 ms: the defaults' 10 steps at
-      200 Hz, 50 at 1 kHz), and a gravity, two bodies with mass or a bar in the mechanism; else null. A
-      number carries the state wherever it is given (an error where it cannot be carried).
+      error) and a window ``lag`` of at least STATES_LAG steps, and a gravity, two bodies with mass or a
+      bar in the mechanism; else null. A number carries the state wherever it is given (an error where
+      it cannot be carried).
     Model
       ``dynamics``: true — per step M q̈ + Φqᵀλ − Q − E F = 0 (σ ``dynamics_sigma`` [N, N·m]) with
       the constraints; false — the kinematics-only estimator for comparison: the same graph without
@@ -305,12 +305,12 @@ class EstimatorConfig:
     def with_model_states(self, gravity: bool, masses: bool, lengths: bool) -> EstimatorConfig:
         """This configuration with each ``auto`` model-error size resolved: MODEL_STATES' size where its state
         applies — the smoother with the dynamics, a model not said exact (``acceleration_noise`` above 0), no
-        unknown forces (which take up the same model error) and a window of at least STATES_WINDOW (in a
+        unknown forces (which take up the same model error) and a window of at least STATES_LAG steps (in a
         shorter one the states take up a start's error as readily as a model's), and a gravity (``gravity``),
         two bodies with mass (``masses``), a bar held at its length (``lengths``) or an independent coordinate
         (friction) in the mechanism — else null."""
         states = (self.kind == "smoother" and self.dynamics and self.acceleration_noise > 0.0
-                  and not self.unknown_forces and self.lag >= STATES_WINDOW * self.rate - 1e-9)
+                  and not self.unknown_forces and self.lag >= STATES_LAG)
         applies = {"gravity_sigma": gravity, "mass_sigma": masses, "length_sigma": lengths, "friction_sigma": True}
         return replace(self, **{key: size if states and applies[key] else None
                                 for key, size in MODEL_STATES.items() if getattr(self, key) == AUTO})

@@ -32,10 +32,14 @@ swapped, in GTSAM, for one linearized at its estimate and the update is repeated
 swapped: a step between them is checked when it is the oldest, and a relinearization costs two
 steps' rows, not the window's. Swapping the newest factor changes only the root of iSAM2's tree;
 swapping the oldest re-eliminates the whole window. So when the oldest is off, the next steps at the
-old end (``OLD_END_SHARE`` of the window) are checked too and those off are swapped with it, in the
-same update: they are then found in tolerance when they become the oldest, and the window is
-re-eliminated once for all of them instead of once per step (tight model rows, whose tolerance
-is tight too, otherwise pay that at nearly every step).
+old end (``OLD_END_SHARE`` of the window; all of a window shorter than ``SHORT_WINDOW``) are checked
+too and those off are swapped with it, in the same update: they are then found in tolerance when
+they become the oldest, and the window is re-eliminated once for all of them instead of once per step
+(tight model rows, whose tolerance is tight too, otherwise pay that at nearly every step). A window
+that short (10 steps at 1 kHz) leaves the steps between its ends linearized at their predictions, far
+from a start the readings are still pulling over, and marginalizes them within a few milliseconds:
+the model-error states (EstimatorConfig) then take that start's error up as the model's, unless the
+whole window is linearized again (Gauss-Newton on the window while it is far off).
 
 Process noise. The integrator rows carry the white acceleration the model does not explain
 (``acceleration_noise`` A: σ A√h on ż, A h^1.5/√12 on z, estimator.online.config), so the readings
@@ -148,6 +152,7 @@ from sensors.messages import Reading
 log = logging.getLogger(__name__)
 IMPLAUSIBLE = 1e6  # [σ of the model rows, the defaults' or looser: StepModel.off_by] an estimate off by more has failed
 OLD_END_SHARE = 0.1  # the share of the window at its old end swapped together (module docstring, Relinearization)
+SHORT_WINDOW = 0.05  # [s] a window (lag / rate) shorter than this: its old end is all of it (ibid.)
 
 
 class OnlineEstimator:
@@ -565,9 +570,11 @@ class OnlineEstimator:
         return solved, newest_rows
 
     def _old_end_off(self, first: int, newest: int, ends: dict[int, np.ndarray], tolerance: float) -> list[int]:
-        """The steps from ``first`` on in the old end's share of the window (``OLD_END_SHARE``; the newest
-        step apart) whose linearization is off at their estimates, which are added to ``ends``."""
-        share = max(1, math.ceil(OLD_END_SHARE * self.config.lag))
+        """The steps from ``first`` on in the old end's share of the window (``OLD_END_SHARE``; all of a window
+        shorter than ``SHORT_WINDOW``; the newest step apart) whose linearization is off at their estimates,
+        which are added to ``ends``."""
+        short = self.config.lag * self.config.dt < SHORT_WINDOW - 1e-9
+        share = self.config.lag if short else max(1, math.ceil(OLD_END_SHARE * self.config.lag))
         off = []
         for k in range(first, min(first - 1 + share, newest)):
             if k in self._window:

@@ -20,7 +20,7 @@ from crank_runs import CRANK_GYRO, RATE, crank_gyro_run, states_config
 
 from estimator.errors import MbstateError
 from estimator.node.intake import online_estimator
-from estimator.online.config import EstimatorConfig
+from estimator.online.config import STATES_LAG, EstimatorConfig
 from estimator.online.estimator import OnlineEstimator
 from replay.clocks import FixedClock
 from replay.lab.report import true_model_error
@@ -53,7 +53,8 @@ def test_the_friction_acts_on_the_named_coordinates() -> None:
     assert OnlineEstimator(mech, sensors, EstimatorConfig(friction_sigma=1.0)).layout.frictions == (4,)
     assert OnlineEstimator(mech, sensors, EstimatorConfig(friction_sigma=None)).layout.frictions == ()
     assert OnlineEstimator(mech, sensors, EstimatorConfig(rate=RATE)).layout.frictions == (4,)  # auto: the crank
-    assert OnlineEstimator(mech, sensors, EstimatorConfig()).layout.frictions == ()  # auto: 10 ms, too short
+    short = EstimatorConfig(lag=STATES_LAG - 1)
+    assert OnlineEstimator(mech, sensors, short).layout.frictions == ()  # auto: a window too short
 
 
 @pytest.mark.parametrize("config, message", [

@@ -13,7 +13,7 @@ from conftest import MECHANISMS, REPO
 from estimator.constraints import constraint_values
 from estimator.errors import MbstateError
 from estimator.mechanism_file import build_mechanism, load_mechanism
-from estimator.online.config import AUTO, MODEL_STATES, EstimatorConfig
+from estimator.online.config import AUTO, MODEL_STATES, STATES_LAG, EstimatorConfig
 from estimator.online.startup import start_anchor
 from estimator.section import Section
 
@@ -46,7 +46,8 @@ def test_the_readme_table_gives_the_defaults() -> None:
 
 def test_auto_model_states_are_on_where_they_apply() -> None:
     """with_model_states: each auto size on for the smoother with the dynamics, process noise, no unknown
-    forces and a window of 50 ms, where the mechanism has what the state acts on; a number or null as given."""
+    forces and a window of 5 steps or more, where the mechanism has what the state acts on; a number or null as
+    given."""
     assert read({}).gravity_sigma == AUTO and read({"mass_sigma": "auto"}).mass_sigma == AUTO
     every = dict(gravity=True, masses=True, lengths=True)
     sizes = {key: getattr(EstimatorConfig(rate=200.0).with_model_states(**every), key) for key in MODEL_STATES}
@@ -58,8 +59,8 @@ def test_auto_model_states_are_on_where_they_apply() -> None:
     bare = EstimatorConfig(rate=200.0).with_model_states(gravity=False, masses=False, lengths=False)
     assert (bare.gravity_sigma, bare.mass_sigma, bare.length_sigma, bare.friction_sigma) == (None, None, None, 1.0)
     window = [EstimatorConfig(rate=rate, lag=lag).with_model_states(**every).gravity_sigma
-              for rate, lag in ((200.0, 10), (1000.0, 10), (1000.0, 50), (100.0, 4))]
-    assert window == [0.2, None, 0.2, None]  # a window of 50 ms or more
+              for rate, lag in ((200.0, 10), (1000.0, 10), (1000.0, STATES_LAG), (1000.0, STATES_LAG - 1))]
+    assert window == [0.2, 0.2, 0.2, None]  # a window of STATES_LAG steps or more
     given = EstimatorConfig(rate=200.0, gravity_sigma=0.5, mass_sigma=None).with_model_states(**every)
     assert (given.gravity_sigma, given.mass_sigma, given.length_sigma) == (0.5, None, MODEL_STATES["length_sigma"])
 

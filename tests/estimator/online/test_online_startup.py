@@ -111,16 +111,34 @@ def test_a_start_far_from_the_readings_is_relinearized_and_converges() -> None:
     assert max(abs(e.q[crank] - truth.q[int(round(e.t / 1e-3)), crank]) for e in late) < 1e-2
 
 
+def test_a_short_window_is_linearized_again_whole_so_the_model_error_states_keep_a_far_start(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default window (10 steps at 1 kHz, shorter than SHORT_WINDOW) carries the model-error states, and
+    while the start is pulled over it is linearized again whole when its oldest step is off: the crank
+    converges. Swapping only the oldest step and its share of the window (one step), the steps between
+    the ends stay linearized at their predictions, far off, and the states take the start's error up as
+    the model's: the crank is lost."""
+    mech, sensors, crank, truth, readings = far_start(1.5)
+    config = EstimatorConfig()
+    assert OnlineEstimator(mech, sensors, config).config.gravity_sigma is not None
+    whole, _, _ = feed(mech, sensors, config, readings, FixedClock())
+    monkeypatch.setattr(online_estimator, "SHORT_WINDOW", 0.0)
+    ends, _, _ = feed(mech, sensors, config, readings, FixedClock())
+    late = [max(abs(e.q[crank] - truth.q[int(round(e.t / 1e-3)), crank]) for e in run if e.t >= 1.0)
+            for run in (whole, ends)]
+    assert late[0] < 1e-2 < 0.1 < late[1]
+
+
 def test_the_old_end_of_the_window_is_linearized_again_together(monkeypatch: pytest.MonkeyPatch) -> None:
     """When the oldest step's linearization is off, the steps after it at the old end that are off too are
     linearized again in the same update (one re-elimination of the window for all): fewer than half the
     updates relinearize than when each is swapped alone, as it becomes the oldest, and the crank is as
     accurate once the start is pulled over."""
     mech, sensors, crank, truth, readings = far_start(1.0)
-    config = EstimatorConfig(lag=40, acceleration_noise=0.0, acceleration_constraint_sigma=1e-5,
+    config = EstimatorConfig(lag=60, acceleration_noise=0.0, acceleration_constraint_sigma=1e-5,
                              velocity_constraint_sigma=1e-7, dynamics_sigma=1e-6)
     together, together_counters, _ = feed(mech, sensors, config, readings, FixedClock())
-    monkeypatch.setattr(online_estimator, "OLD_END_SHARE", 0.0)  # the oldest alone
+    monkeypatch.setattr(online_estimator, "OLD_END_SHARE", 0.0)  # the oldest alone (the window is not short)
     alone, alone_counters, _ = feed(mech, sensors, config, readings, FixedClock())
     assert together_counters["relinearizations"] < 0.5 * alone_counters["relinearizations"]
     assert len(together) == len(alone) and together_counters["solver_recoveries"] == 0
