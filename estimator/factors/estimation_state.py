@@ -196,11 +196,12 @@ def friction_rows(layout: EstimationLayout, x: np.ndarray, first: int, error: np
     lacks, viscous friction on that coordinate) and its derivatives by c and q̇ to ``jacobian`` (None:
     the error only)."""
     coordinates, columns = layout.friction_indices
-    c, qd = x[layout.friction], x[layout.n + coordinates]
-    error[first + coordinates] += c * qd
+    rows, rates = first + coordinates, layout.n + coordinates
+    c, qd = x[layout.friction], x[rates]
+    error[rows] += c * qd
     if jacobian is not None:
-        jacobian[first + coordinates, columns] += qd
-        jacobian[first + coordinates, layout.n + coordinates] += c
+        jacobian[rows, columns] += qd
+        jacobian[rows, rates] += c
 
 
 def mass_error_rows(masses: BodyMassTerms, layout: EstimationLayout, x: np.ndarray, rows: slice,
