@@ -30,6 +30,13 @@ before it, and the smoother's recoveries are counted (``solver_recoveries``).
 Bars of issue 10 (``failed_bars``): angle RMSE below a fifth of the encoder quantum on every joint
 (sets with encoders), unknown-force RMSE at most 3 % of its range, no smoother recovery or abort,
 p99 latency at most 1 ms (the budget at 1 kHz).
+
+``defaults`` (``--defaults``): the matrix as a user runs it. The estimator gets the base's ``rate`` and
+``lag`` and the cell's unknown forces, every other key at its default (no per-cell ``force_rate`` or
+``jerk_random_walk``, no exact-model settings), and the file's mechanism as drawn: its start-up starts
+from the file's configuration and the readings, not from the truth. The bars hold for the cells whose
+sensors determine the state, those the estimator's start-up check (estimator.online.observability)
+finds every direction of the state seen in (``observable``); the others are reported beside them.
 """
 
 from __future__ import annotations
@@ -53,6 +60,7 @@ from estimator.errors import MbstateError
 from estimator.mechanism_file import load_mechanism
 from estimator.model import Mechanism
 from estimator.node.config import NodeConfig, load_node_config
+from estimator.online.config import EstimatorConfig
 from estimator.section import Section
 from estimator.yaml_file import read_yaml
 from replay.clocks import FixedClock
@@ -197,6 +205,7 @@ class CellResult:
     force_range: dict[str, float]  # truth's max − min over the run
     solver_recoveries: int
     error: str | None  # the accuracy run's error (it aborted)
+    observable: bool  # the estimator's start-up check found every direction of the state seen
     p50_ms: float | None = None
     p99_ms: float | None = None
     overruns: int | None = None
@@ -255,9 +264,9 @@ def driven_actuators(mech: Mechanism, joints: Sequence[str]) -> tuple[str, ...]:
     return tuple(a.name for a in mech.actuators if mech.coordinate_names[a.coordinate] in joints)
 
 
-def run_cell(matrix: Matrix, cell: Cell, duration: float, timing: bool = True) -> CellResult:
+def run_cell(matrix: Matrix, cell: Cell, duration: float, timing: bool = True, defaults: bool = False) -> CellResult:
     """Simulate one cell, estimate it with a FixedClock (accuracy) and, ``timing``, again with the wall
-    clock (latency)."""
+    clock (latency); ``defaults``: with the estimator a user gets (module docstring)."""
     scenario = matrix.scenarios[cell.mechanism]
     mech = load_mechanism(scenario.mechanism)
     sensors_path = matrix.sensor_file(cell.mechanism, cell.set)
@@ -265,20 +274,25 @@ def run_cell(matrix: Matrix, cell: Cell, duration: float, timing: bool = True) -
     truth = truth_of(scenario, cell.motion, mech, sensors, duration)
     readings = [r.to_map() for r in simulate_readings(sensors.sensors, truth, SEED)]
     unknown = driven_actuators(mech, scenario.joints) if cell.motion == "driven" else ()
-    drawn = dataclasses.replace(mech, q0=truth.q[0].copy())  # the estimator's start-up anchor: the release pose
+    if defaults:  # as a user would: the file's mechanism and the defaults but for the grid and the unknowns
+        base = matrix.base.estimator
+        estimator = EstimatorConfig(rate=base.rate, lag=base.lag, unknown_forces=unknown)
+    else:  # the matrix's help: the truth's first pose and the scenario's force scales
+        mech = dataclasses.replace(mech, q0=truth.q[0].copy())  # the start-up anchor: the release pose
+        estimator = dataclasses.replace(matrix.base.estimator, unknown_forces=unknown,
+                                        force_rate=scenario.force_rate if unknown else None,
+                                        jerk_random_walk=scenario.jerk_random_walk if unknown
+                                        else matrix.base.estimator.jerk_random_walk)
     config = dataclasses.replace(matrix.base, source=f"{matrix.source} ({cell.label()})",
-                                 mechanism_path=scenario.mechanism, sensors_path=sensors_path, mech=drawn,
-                                 sensors=sensors, estimator=dataclasses.replace(
-                                     matrix.base.estimator, unknown_forces=unknown,
-                                     force_rate=scenario.force_rate if unknown else None,
-                                     jerk_random_walk=scenario.jerk_random_walk if unknown
-                                     else matrix.base.estimator.jerk_random_walk))
+                                 mechanism_path=scenario.mechanism, sensors_path=sensors_path, mech=mech,
+                                 sensors=sensors, estimator=estimator)
     accuracy = replay_readings(config, readings, FixedClock())
     quanta = [s.params.noise.quantum for s in sensors.sensors if s.params.kind == "encoder"]
     result = CellResult(cell.mechanism, cell.set, cell.motion, float(truth.t[-1] - truth.t[0]),
                         len(accuracy.estimates), min(quanta) if quanta else None,
                         **errors(mech, truth, accuracy.estimates, scenario.joints, unknown),
-                        solver_recoveries=int(accuracy.counters.get("solver_recoveries", 0)), error=accuracy.error)
+                        solver_recoveries=int(accuracy.counters.get("solver_recoveries", 0)), error=accuracy.error,
+                        observable=not any("unobservable" in e.flags for e in accuracy.estimates))
     if not timing:
         return result
     timed = replay_readings(config, readings, time.perf_counter)
@@ -318,7 +332,7 @@ def row(result: CellResult, note: int | None = None) -> str:
     name = max(shares, key=lambda key: shares[key], default=None)
     force_text = "—" if name is None else f"{_number(result.force_rmse[name], '.3g')} ({100 * shares[name]:.3g}%)"
     failed = result.failed_bars()
-    outcome = "ok" if not failed else "misses " + ", ".join(failed)
+    outcome = ("ok" if not failed else "misses " + ", ".join(failed)) + ("" if result.observable else " (unobservable)")
     if result.error is not None:
         outcome = f"aborted at step {result.steps} [{note}]"
     return (f"{result.mechanism:15s} {result.set:3s} {result.motion:6s} {_number(result.quantum):>8s} "
@@ -343,20 +357,24 @@ def _plain(value: Any) -> Any:
 
 def accuracy_matrix(duration: float, mechanisms: Sequence[str] = (), sets: Sequence[str] = (),
                     motions: Sequence[str] = (), as_json: bool = False,
-                    path: str | Path = MATRIX, estimator: str | Path | None = None) -> list[CellResult]:
+                    path: str | Path = MATRIX, estimator: str | Path | None = None,
+                    defaults: bool = False) -> list[CellResult]:
     """Run the chosen cells one at a time and print the table (rows as they finish) or, ``as_json``,
     one JSON object at the end (progress on stderr); the results. ``estimator``: a node configuration
-    whose estimator settings replace those of the matrix file's ``estimator``."""
+    whose estimator settings replace those of the matrix file's ``estimator``; ``defaults``: the
+    estimator a user gets (module docstring)."""
     matrix = load_matrix(path)
     if estimator is not None:
         matrix = dataclasses.replace(matrix, base=load_node_config(estimator))
     cells = matrix.cells(mechanisms, sets, motions)
+    settings = (f"defaults (rate {matrix.base.estimator.rate:g} Hz, lag {matrix.base.estimator.lag})" if defaults
+                else f"of {Path(matrix.base.source).name}")
     if not cells:
         raise MbstateError("no cell of the matrix has that mechanism, set and motion")
     before = machine_stalls(STALL_SECONDS)
     if not as_json:
         print(f"accuracy matrix: {len(cells)} cells of {duration:g} s (seed {SEED}), RMSE over the whole run, "
-              f"estimator of {Path(matrix.base.source).name}; {machine()}")
+              f"estimator {settings}; {machine()}")
         print(bars_text())
         print(stall_line(before))
         print(HEADER, flush=True)
@@ -365,14 +383,14 @@ def accuracy_matrix(duration: float, mechanisms: Sequence[str] = (), sets: Seque
     for cell in cells:
         if as_json:
             print(f"{cell.label()} ...", file=sys.stderr, flush=True)
-        results.append(run_cell(matrix, cell, duration))
+        results.append(run_cell(matrix, cell, duration, defaults=defaults))
         if results[-1].error is not None:
             notes.append(f"[{len(notes) + 1}] {cell.label()}: {short(results[-1].error)}")
         if not as_json:
             print(row(results[-1], len(notes)), flush=True)
     after = machine_stalls(STALL_SECONDS)
     if as_json:
-        print(json.dumps({"machine": machine(), "estimator": str(matrix.base.source), "duration_s": duration,
+        print(json.dumps({"machine": machine(), "estimator": settings, "duration_s": duration,
                           "seed": SEED, "rmse_window": "whole run",
                           "bars": {"angle_rmse_per_quantum": ANGLE_BAR, "force_rmse_per_range": FORCE_BAR,
                                    "p99_ms": LATENCY_BAR_MS},
@@ -381,7 +399,9 @@ def accuracy_matrix(duration: float, mechanisms: Sequence[str] = (), sets: Seque
                                             "failed_bars": r.failed_bars()}) for r in results]}, indent=2))
     else:
         passed = sum(not r.failed_bars() for r in results)
+        determined = [r for r in results if r.observable]
         print("\n".join(notes + [stall_line(after)]))
-        print(f"{passed} of {len(results)} cells meet every bar; smoother recoveries in "
+        print(f"{passed} of {len(results)} cells meet every bar ({sum(not r.failed_bars() for r in determined)} of the "
+              f"{len(determined)} whose sensors determine the state); smoother recoveries in "
               f"{sum(r.solver_recoveries > 0 for r in results)}, aborted {sum(r.error is not None for r in results)}")
     return results

@@ -43,18 +43,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     group.add_argument("--estimator", metavar="CONFIG.yaml",
                        help="a node configuration whose estimator settings every cell uses instead of the "
                             "matrix's (configs/bench/README.md)")
+    group.add_argument("--defaults", action="store_true",
+                       help="the estimator a user gets: the defaults but for the rate, the lag and the unknown "
+                            "forces, started from the file's configuration and the readings")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     accuracy_options = [f"--{name}" for name in ("duration", "mechanism", "set", "motion", "estimator")
-                        if getattr(args, name) is not None]
+                        if getattr(args, name) is not None] + ["--defaults"] * args.defaults
     if ACCURACY in args.suites:
         if len(args.suites) > 1:
             others = ", ".join(s for s in args.suites if s != ACCURACY)
             raise MbstateError(f"{ACCURACY} runs alone (not with {others})")
         accuracy_matrix(args.duration or ACCURACY_DURATION, args.mechanism or (), args.set or (), args.motion or (),
-                        as_json=args.json, estimator=args.estimator)
+                        as_json=args.json, estimator=args.estimator, defaults=args.defaults)
         return 0
     if accuracy_options:
         raise MbstateError(f"{', '.join(accuracy_options)}: only for the {ACCURACY} suite")

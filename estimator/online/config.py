@@ -22,11 +22,14 @@ KINDS = ("smoother", "error_ekf", "ukf")
 FORCE_MODELS = ("walk", "smooth", "jerk")
 FORCE_RATE_TIME = 0.0625  # [s]: K = √T × force_rate (EstimatorConfig, Unknown inputs)
 FORCE_STEP_SHARE = 0.1  # the smooth force model's steps: a walk of this share of K (EstimatorConfig)
-CHOICES = {"kind": KINDS, "factorization": FACTORIZATIONS, "force_model": FORCE_MODELS}  # keys that take a name
+WALK_STARTS = {"force_random_walk": 5.0, "jerk_random_walk": 10.0}  # auto densities until the motion is seen
+WALK_MEMORY = 1.0  # [s] time constant of the auto densities' mean (estimator.online.walk_scale)
+WALK_FLOOR = 0.05  # the auto densities' least value, as a share of their start value
 DYNAMICS_KEYS = ("gravity_sigma", "mass_sigma", "friction_sigma", "force_noise")  # act on the equations of motion
 NULLABLE = ("relinearize_threshold", "force_rate", "outlier_gate", "gravity_sigma", "mass_sigma",
             "length_sigma", "friction_sigma")  # may be null
-AUTO = "auto"  # a model-error state's size left to the estimator (EstimatorConfig.with_model_states)
+AUTO = "auto"  # a size left to the estimator (EstimatorConfig.with_model_states, with_force_model; walk_scale)
+CHOICES = {"kind": KINDS, "factorization": FACTORIZATIONS, "force_model": (*FORCE_MODELS, AUTO)}  # keys that take a name
 MODEL_STATES = {"gravity_sigma": 0.2, "mass_sigma": 0.1, "length_sigma": 0.01, "friction_sigma": 1.0}  # auto sizes
 STATES_LAG = 5  # [steps] the least window (lag) with auto model-error states (with_model_states)
 # largest values of the keys with a natural bound (every other number: estimator.section.LIMIT in magnitude)
@@ -193,10 +196,10 @@ class EstimatorConfig:
     delay_steps: float = 0.5
     integrator_order: int = 2
     unknown_forces: tuple[str, ...] = ()
-    force_random_walk: float = 5.0
+    force_random_walk: float | str = AUTO
     force_rate: float | None = None
     force_sigma: float = 100.0
-    force_model: str = "smooth"
+    force_model: str = AUTO
     gravity_sigma: float | str | None = AUTO
     gravity_random_walk: float = 1e-3
     mass_sigma: float | str | None = AUTO
@@ -210,7 +213,7 @@ class EstimatorConfig:
     dynamics_sigma: float = 1e-3
     acceleration_noise: float = 0.3
     force_noise: tuple[tuple[str, float], ...] = ()
-    jerk_random_walk: float = 10.0
+    jerk_random_walk: float | str = AUTO
     constraint_sigma: float = 1e-5
     velocity_constraint_sigma: float = 3e-4
     acceleration_constraint_sigma: float = 1e-2
@@ -238,7 +241,7 @@ class EstimatorConfig:
     outlier_release: int = 5
 
     def __post_init__(self) -> None:
-        positive = ("rate", "force_random_walk", "force_sigma", "dynamics_sigma", "jerk_random_walk",
+        positive = ("rate", "force_sigma", "dynamics_sigma",
                     "constraint_sigma", "velocity_constraint_sigma", "acceleration_constraint_sigma", "integrator_sigma",
                     "startup_timeout", "position_sigma", "guess_sigma", "velocity_sigma",
                     "free_sigma", "latency_budget_ms", "linearization_tolerance")
@@ -254,7 +257,10 @@ class EstimatorConfig:
                    "null or at least 0"),
                   ("factorization", self.factorization in FACTORIZATIONS, f"one of {', '.join(FACTORIZATIONS)}"),
                   ("kind", self.kind in KINDS, f"one of {', '.join(KINDS)}"),
-                  ("force_model", self.force_model in FORCE_MODELS, f"one of {', '.join(FORCE_MODELS)}"),
+                  ("force_model", self.force_model in CHOICES["force_model"],
+                   f"one of {', '.join(CHOICES['force_model'])}"),
+                  *((key, getattr(self, key) == AUTO or getattr(self, key) > 0.0, "auto or a positive number")
+                    for key in WALK_STARTS),
                   ("max_relinearizations", self.max_relinearizations >= 0, "at least 0"),
                   ("output_delay", 0 <= self.output_delay <= self.most_output_delay,
                    f"in [0, lag + 1 − max_coalesce = {self.most_output_delay}] steps (the step it holds back must "
@@ -289,8 +295,29 @@ class EstimatorConfig:
 
     @property
     def force_walk(self) -> float:
-        """K, the random-walk density of the unknown forces (from ``force_rate`` when it is given)."""
-        return self.force_random_walk if self.force_rate is None else np.sqrt(FORCE_RATE_TIME) * self.force_rate
+        """K, the random-walk density of the unknown forces (from ``force_rate`` when it is given; auto: its
+        start value)."""
+        if self.force_rate is not None:
+            return np.sqrt(FORCE_RATE_TIME) * self.force_rate
+        return WALK_STARTS["force_random_walk"] if self.force_random_walk == AUTO else self.force_random_walk
+
+    @property
+    def jerk_walk(self) -> float:
+        """D, the white-jerk density of the walked accelerations (auto: its start value)."""
+        return WALK_STARTS["jerk_random_walk"] if self.jerk_random_walk == AUTO else self.jerk_random_walk
+
+    @property
+    def adapts_force_walk(self) -> bool:
+        """K follows the estimated forces (estimator.online.walk_scale): ``force_random_walk`` auto and no
+        ``force_rate``."""
+        return self.force_random_walk == AUTO and self.force_rate is None
+
+    def with_force_model(self, jerk_applies: bool) -> EstimatorConfig:
+        """This configuration with ``force_model`` auto resolved: ``jerk`` where it applies (the unknown forces
+        act on independent coordinates), else ``smooth``."""
+        if self.force_model != AUTO:
+            return self
+        return replace(self, force_model="jerk" if jerk_applies else "smooth")
 
     @property
     def force_rms_rate(self) -> float:
@@ -345,7 +372,7 @@ class EstimatorConfig:
                 values[name] = _force_noise(section, mech)
             elif name in NULLABLE and section.raw(name) is None:
                 values[name] = None
-            elif name in MODEL_STATES:
+            elif name in MODEL_STATES or name in WALK_STARTS:
                 values[name] = AUTO if section.raw(name) == AUTO else section.number(name)
             elif isinstance(default, bool):
                 values[name] = section.flag(name, default)

@@ -17,7 +17,7 @@ from estimator.dynamics.prediction import HOLD, prediction_coefficients, predict
 from estimator.factors.estimation_state import EstimationLayout, process_relation
 from estimator.factors.observation_stack import LinearizedStep, Observation
 from estimator.factors.reduced_state import ReducedState, StepRelation
-from estimator.online.config import FORCE_STEP_SHARE, EstimatorConfig
+from estimator.online.config import FORCE_RATE_TIME, FORCE_STEP_SHARE, EstimatorConfig
 from estimator.online.step_model import StepModel
 from sensors.base import Sensor
 
@@ -38,26 +38,43 @@ class Drafter:
     def __init__(self, config: EstimatorConfig, layout: EstimationLayout, reduced: ReducedState, model: StepModel,
                  sensors: Sequence[Sensor], force_coordinates: Sequence[int]) -> None:
         self.config, self.layout, self.reduced, self.model = config, layout, reduced, model
-        self.process = self._process_relations(sensors, force_coordinates)
+        self.sensors, self.force_coordinates = sensors, np.asarray(force_coordinates, int)
+        self.force_walk = np.full(len(layout.forces), config.force_walk)  # K of each unknown force
+        self.jerk_walk = np.full(len(self.jerk_columns), config.jerk_walk)  # D of each walked acceleration
+        self.process = self._process_relations()
         self.prediction = self._prediction_matrices()
 
-    def _process_relations(self, sensors: Sequence[Sensor], force_coordinates: Sequence[int]
-                           ) -> dict[int, StepRelation]:
-        """Native process factors of orders 2 … integrator_order (the first steps use the lower ones);
-        ``force_coordinates``: the coordinates the unknown forces act on (the jerk force model's walk)."""
+    @property
+    def jerk_columns(self) -> np.ndarray:
+        """The state columns of the accelerations under a white-jerk walk: the driven coordinates' (``jerk``
+        force model), every independent coordinate's (kinematics only), or none."""
+        layout = self.layout
+        if not self.config.dynamics:
+            return 2 * layout.n + np.asarray(layout.integrated, int)
+        if layout.forces and self.config.force_model == "jerk":
+            return 2 * layout.n + self.force_coordinates
+        return np.zeros(0, int)
+
+    def rescale(self, force_walk: np.ndarray, jerk_walk: np.ndarray) -> None:
+        """The process factors of the steps drafted from now on with these densities K and D."""
+        self.force_walk, self.jerk_walk = force_walk.copy(), jerk_walk.copy()
+        self.process = self._process_relations()
+
+    def _process_relations(self) -> dict[int, StepRelation]:
+        """Native process factors of orders 2 … integrator_order (the first steps use the lower ones)."""
         config, layout, h = self.config, self.layout, self.config.dt
         walks, trapezoids = [], []
-        jerk = bool(layout.forces) and config.force_model == "jerk"
+        force_walk = self.force_walk
         if layout.force_rates:  # the smooth force model: F the integral of Ḟ and small steps, Ḟ a random walk
-            rate_walk = config.force_rate_walk
+            rate_walk = force_walk / FORCE_RATE_TIME
             walks.append((layout.force_rate, rate_walk * np.sqrt(h)))
-            steps = FORCE_STEP_SHARE * config.force_walk * np.sqrt(h)
-            trapezoids.append((layout.force, layout.force_rate, max(float(np.hypot(rate_walk * h ** 1.5 / np.sqrt(12.0),
-                                                                                    steps)), 1e-9)))
-        elif jerk:  # F free, the driven accelerations a white-jerk walk
-            walks.append((2 * layout.n + np.asarray(force_coordinates, int), config.jerk_random_walk * np.sqrt(h)))
-        elif layout.forces:
-            walks.append((layout.force, config.force_walk * np.sqrt(h)))
+            steps = FORCE_STEP_SHARE * force_walk * np.sqrt(h)
+            trapezoids.append((layout.force, layout.force_rate, np.maximum(np.hypot(rate_walk * h ** 1.5 / np.sqrt(12.0),
+                                                                                     steps), 1e-9)))
+        elif layout.forces and config.force_model != "jerk":
+            walks.append((layout.force, force_walk * np.sqrt(h)))
+        if len(self.jerk_columns):  # F free, the driven (or, kinematics only, all) accelerations a white-jerk walk
+            walks.append((self.jerk_columns, self.jerk_walk * np.sqrt(h)))
         if layout.gravity:
             walks.append((layout.gravity_error, max(config.gravity_random_walk * np.sqrt(h), 1e-9)))
         if layout.masses:
@@ -66,15 +83,12 @@ class Drafter:
             walks.append((layout.length_error, max(config.length_random_walk * np.sqrt(h), 1e-9)))
         if layout.frictions:
             walks.append((layout.friction, max(config.friction_random_walk * np.sqrt(h), 1e-9)))
-        for i, sensor in enumerate(sensors):
+        for i, sensor in enumerate(self.sensors):
             if sensor.params.bias_state:
                 walks.append((layout.bias_of(i), max(sensor.params.noise.bias_step_sigma(h), 1e-9)))
-        if not config.dynamics:
-            n = layout.n
-            walks.append((2 * n + layout.integrated, config.jerk_random_walk * np.sqrt(h)))
         noise = np.full(len(layout.integrated), config.acceleration_noise)
-        if jerk:  # the unknown forces explain all of a driven acceleration
-            noise[np.isin(layout.integrated, force_coordinates)] = 0.0
+        if config.dynamics and len(self.jerk_columns):  # the unknown forces explain all of a driven acceleration
+            noise[np.isin(layout.integrated, self.force_coordinates)] = 0.0
         floor = config.integrator_sigma
         sigmas = np.vstack((np.hypot(floor, noise * h ** 1.5 / np.sqrt(12.0)), np.hypot(floor, noise * np.sqrt(h))))
         return {p: self.reduced.relation(process_relation(layout, h, p, sigmas, walks, trapezoids))

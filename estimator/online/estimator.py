@@ -143,8 +143,9 @@ from estimator.online.observability import ObservabilityReport, observability
 from estimator.online.outliers import OutlierGate
 from estimator.online.readings import StepReadings
 from estimator.online.startup import (KnownVelocity, determines_position, initial_state, position_motions,
-                                      start_anchor)
+                                      readings_position, start_anchor)
 from estimator.online.step_model import step_model
+from estimator.online.walk_scale import AdaptiveWalks
 from estimator.smoother import FixedLagSmoother, SmootherOptions, SolverFailure
 from sensors.config import SensorSet
 from sensors.messages import Reading
@@ -177,6 +178,9 @@ class OnlineEstimator:
                                f"mechanism has {len(self.masses.names)} body with mass")
         self.lengths = lengths if config.length_sigma is not None else None
         independent = tuple(int(i) for i in suggested_independent(mech, assembled, len(rows)))
+        self.force_coordinates = [mech.actuators[j].coordinate for j in forces]
+        config = config.with_force_model(jerk_applies=all(c in independent for c in self.force_coordinates))
+        self.config = config
         self.frictions = friction_coordinates(mech, config, independent)
         self.layout = EstimationLayout(mech.n, rows if dynamics else (), forces if dynamics else (),
                                        tuple(s.dimension if s.params.bias_state else 0 for s in sensors.sensors),
@@ -188,7 +192,6 @@ class OnlineEstimator:
         self.terms: dict[str, SensorTerm | None] = {
             s.params.name: sensor_term(s, i, self.layout, mech.m, len(mech.actuators))
             for i, s in enumerate(sensors.sensors)}
-        self.force_coordinates = [mech.actuators[j].coordinate for j in forces]
         off = [mech.coordinate_names[c] for c in self.force_coordinates if c not in self.layout.integrated]
         if dynamics and config.force_model == "jerk" and off:
             raise MbstateError(f"estimator.force_model jerk: the unknown forces must act on independent "
@@ -198,6 +201,7 @@ class OnlineEstimator:
         self.reduced = ReducedState(self.layout)
         self.drafter = Drafter(config, self.layout, self.reduced, self.model, sensors.sensors,
                                self.force_coordinates)
+        self.walks = AdaptiveWalks(config, self.layout, self.drafter)
         self._freeze = FreezeSwitch()
         self._unit: dict[int, gtsam.noiseModel.Base] = {}
         self._counters: dict[str, int] = dict.fromkeys(COUNTERS, 0)
@@ -257,6 +261,7 @@ class OnlineEstimator:
             lag=self.config.lag, factorization=self.config.factorization,
             relinearize_threshold=self.config.relinearize_threshold))
         self.governor.reset()
+        self.walks.restart()
         self._counters[RESTARTS.get(reason, "resets")] += 1
 
     def add(self, reading: Reading) -> str:
@@ -296,6 +301,7 @@ class OnlineEstimator:
         next update drafted (``_draft_step``), the window's estimate kept for a solver recovery
         (estimator.smoother) and a due garbage collection (estimator.collector)."""
         if self.grid is not None:
+            self.walks.rescale_if_moved()
             for k in range(self._next, self._next + self.governor.group_size):
                 if k not in self.readings.drafts:
                     self.readings.drafts[k] = self._draft_step(k)
@@ -339,10 +345,18 @@ class OnlineEstimator:
         if sensor_time - self._first < self.config.startup_span:
             return False
         t0 = max(self._first, max(r.t for r in self._buffer) - 0.5 * self.config.startup_span)
+        known = KnownVelocity.of(self.config)
+        fixing = [self.terms[name].sensor for name in position_motions(by_sensor, self.terms, t0)]
         try:
             with np.errstate(all="ignore"):
                 x0, force_sigmas = initial_state(self.mech, self.layout, by_sensor, self.terms, t0, self._assembled,
-                                                  KnownVelocity.of(self.config))
+                                                  known)
+                determined = determines_position(self.mech, x0[:self.layout.n], fixing)
+                found = None if determined else readings_position(self.mech, self.layout, by_sensor, self.terms, t0,
+                                                                   x0[:self.layout.n], self.config.position_sigma,
+                                                                   known)
+                if found is not None:  # the other readings fix the position: start there
+                    x0, force_sigmas = initial_state(self.mech, self.layout, by_sensor, self.terms, t0, found, known)
             if not np.isfinite(x0).all():
                 raise FloatingPointError("a non-finite start state")
         except (np.linalg.LinAlgError, AssemblyError, FloatingPointError) as exc:
@@ -354,8 +368,7 @@ class OnlineEstimator:
             return False
         sigmas = self._prior_sigmas()
         sigmas[self.layout.force] = np.minimum(sigmas[self.layout.force], force_sigmas)
-        fixing = [self.terms[name].sensor for name in position_motions(by_sensor, self.terms, t0)]
-        if not determines_position(self.mech, x0[:self.layout.n], fixing):
+        if not determined and found is None:
             sigmas[:self.layout.n] = self.config.guess_sigma
         shared = self.layout.shared
         self._prior = StepRelation(prior_relation(x0[shared], sigmas[shared]))
@@ -458,6 +471,8 @@ class OnlineEstimator:
             return self._reinitialize(group, exc)
         # the states kept (solved), and the guesses of any steps drafted beyond this update
         self.states = {j: x for j, x in self.states.items() if j > newest} | dict(zip(kept, solved))
+        for k in group:
+            self.walks.observe(self.states[k])
         self._lifts = {j: lift for j, lift in self._lifts.items() if j >= newest - self.config.lag - 1}
         self._next = newest + 1
         published = range(self._published, max(self._published, newest + 1 - self.config.output_delay))

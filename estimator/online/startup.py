@@ -20,10 +20,11 @@ at t0 with their standard deviations (σ² (VᵀV)⁻¹ of the fit; one reading:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.linalg
 
 from estimator.constraints import constraint_derivatives, constraint_jacobian
 from estimator.dynamics.forward import multipliers
@@ -31,7 +32,7 @@ from estimator.dynamics.inverse import multipliers_and_drive_forces
 from estimator.dynamics.lagrange import accelerations
 from estimator.errors import MbstateError
 from estimator.factors.estimation_state import EstimationLayout
-from estimator.factors.observation_stack import Observation, SensorTerm, observation_rows
+from estimator.factors.observation_stack import Observation, SensorTerm, observation_rows, predicted
 from estimator.forces import generalized_forces
 from estimator.kinematics import AssemblyError, solve_acceleration_problem, solve_position_problem
 from estimator.model import Mechanism
@@ -43,6 +44,10 @@ CONSTRAINT_WEIGHT = 1e6  # 1/σ_Φ [1/m]: the constraints hold to ~1e-12 after t
 REGULARIZATION = 1e-3  # weight of q − q_a and of q̇ (unobserved directions only)
 MAX_STEP = 0.2  # [m, rad] per Gauss-Newton step
 ITERATIONS = 50
+CONSISTENT = 9.0  # mean square of the whitened rows a fit to the readings may leave (3 σ each)
+TURNS = 8  # the other starts of readings_position: each independent angle turned by multiples of 2π/TURNS
+STARTS = 64  # at most so many of them
+FITS = 4  # the closest starts fitted
 
 
 def _nearest(readings: Sequence[Reading], t0: float) -> Reading:
@@ -186,6 +191,91 @@ def initial_acceleration(mech: Mechanism, q: np.ndarray, qd: np.ndarray, guess: 
             rate = (measure(q + step * qd, jac=True)[1][0] - measure(q - step * qd, jac=True)[1][0]) / (2 * step)
             rows.append(((rate @ qd - motion.rates[1]) / motion.sigmas[2], gradient / motion.sigmas[2]))
     return _rows(rows), _covariance(rows)
+
+
+def _free_state(mech: Mechanism, layout: EstimationLayout, q: np.ndarray, readings: Mapping[str, list[Reading]],
+                terms: Mapping[str, SensorTerm], t0: float, known: KnownVelocity) -> np.ndarray:
+    """The stacked state at q of a mechanism without unknown forces: q̇ from the rate readings (step 2), q̈
+    and λ from Lagrange's equations, the model-error states and biases at zero."""
+    n = mech.n
+    x = np.zeros(layout.size)
+    x[:n] = q
+    x[n:2 * n] = initial_velocity(mech, layout, q, readings, {}, terms, t0, known)
+    qdd, lam = accelerations(mech.arrays, q, x[n:2 * n], 0.0, 0.0)
+    x[2 * n:3 * n] = qdd
+    x[layout.lam] = lam[list(layout.rows)]
+    return x
+
+
+def readings_position(mech: Mechanism, layout: EstimationLayout, readings: Mapping[str, list[Reading]],
+                      terms: Mapping[str, SensorTerm], t0: float, start: np.ndarray, sigma: float,
+                      known: KnownVelocity = KnownVelocity()) -> np.ndarray | None:
+    """Step 1 from every reading, where the encoders do not fix the position (an IMU alone): Gauss-Newton
+    on [Φ(q)/σ_Φ; W_s (h_s(x(q)) − z_s) of each sensor's reading nearest t0; 1e-3 (q − q_s)], x(q) the free
+    state at q (``_free_state``: what an accelerometer reads of gravity and of the motion gravity drives),
+    with central differences in q and the steps of step 1, from q_s = ``start``. These rows are not convex
+    in the angles: where the solution leaves the readings off by more than CONSISTENT (mean square of the
+    whitened rows), it starts again from the mechanism assembled with each independent angle turned by
+    multiples of 2π/TURNS (at most STARTS of them, seeded), fits from the FITS closest of them and keeps the
+    closest fit. None where the rows do not fix every direction of motion to ``sigma`` (the start prior's
+    position σ) or better, or without a dynamic model of the motion (unknown forces, kinematics only)."""
+    if len(layout.forces) or not len(layout.rows):
+        return None
+    n = mech.n
+    motions = position_motions(readings, terms, t0)
+    observations = [Observation(terms[name], motion.z, 1.0 / motion.sigmas[0], 0.0) for name, motion in motions.items()]
+    observations += [Observation(term, _nearest(rs, t0).value, term.white, 0.0)
+                     for term, rs in ((terms[name], rs) for name, rs in readings.items())
+                     if term.sensor.variables != ("q",) and set(term.sensor.variables) <= {"q", "v", "a", "l", "g"}]
+
+    def residual(q: np.ndarray) -> np.ndarray:
+        x = _free_state(mech, layout, q, readings, terms, t0, known)
+        return np.concatenate([o.whitening @ o.term.sensor.residual(predicted(o.term, x), o.z) for o in observations])
+
+    best = _fitted(mech, residual, start, sigma)
+    if best[1] > CONSISTENT:
+        angles = [i for i in layout.integrated if i not in mech.point_coordinates]
+        offsets = (np.arange(TURNS) + TURNS // 2) % TURNS - TURNS // 2  # 0, 1, …, −1: the least turn each way
+        turns = np.array(np.meshgrid(*[offsets] * len(angles))).reshape(len(angles), -1).T
+        if len(turns) > STARTS:
+            turns = np.random.default_rng(0).choice(turns, STARTS, replace=False)
+        starts = []
+        for turn in turns[1:]:  # turns[0] is no turn: the start already tried
+            q = start.copy()
+            q[angles] += 2 * np.pi * turn / TURNS
+            try:
+                q = solve_position_problem(mech, q, angles)
+            except AssemblyError:
+                continue
+            starts.append((float(np.mean(residual(q) ** 2)), len(starts), q))
+        for _, _, q in sorted(starts)[:FITS]:
+            best = min(best, _fitted(mech, residual, q, sigma), key=lambda fit: fit[1])
+    q, _, full_rank = best
+    return solve_position_problem(mech, q) if full_rank else None
+
+
+def _fitted(mech: Mechanism, residual: Callable[[np.ndarray], np.ndarray], start: np.ndarray, sigma: float
+            ) -> tuple[np.ndarray, float, bool]:
+    """``readings_position``'s Gauss-Newton from ``start``: q, the mean square of the whitened rows there,
+    and whether they fix every direction of motion to ``sigma`` or better (the singular values of the whitened
+    rows on the constraints' null space at least 1/σ)."""
+    n, step = mech.n, 1e-7
+    q = start.copy()
+    for _ in range(ITERATIONS):
+        phi, phi_q, _ = constraint_derivatives(mech, q, False)
+        error = residual(q)
+        gradient = np.column_stack([(residual(q + step * e) - residual(q - step * e)) / (2 * step) for e in np.eye(n)])
+        rows = [(CONSTRAINT_WEIGHT * phi, CONSTRAINT_WEIGHT * phi_q), (error, gradient),
+                (REGULARIZATION * (q - start), REGULARIZATION * np.eye(n))]
+        change = _rows(rows)
+        change *= min(1.0, MAX_STEP / max(np.max(np.abs(change)), 1e-300))
+        q += change
+        if np.max(np.abs(change)) < 1e-10:
+            break
+    tangent = scipy.linalg.null_space(phi_q)  # the motions the constraints allow at q
+    seen = np.linalg.svd(gradient @ tangent, compute_uv=False) if tangent.size else np.zeros(0)
+    determined = len(seen) == tangent.shape[1] and bool(np.all(seen >= 1.0 / sigma))
+    return q, float(np.mean(residual(q) ** 2)), determined
 
 
 def determines_position(mech: Mechanism, q: np.ndarray, sensors: Sequence[Sensor]) -> bool:
