@@ -237,7 +237,8 @@ class OnlineEstimator:
 
     def reset(self, reason: str | None = None) -> None:
         """Back to start-up: buffers, window and degradation level cleared, counters kept. ``reason``:
-        None (the reset command), ``resync`` (the sensors' time moved, estimator.node.intake) or
+        None (the reset command), ``resync`` (the sensors' time moved, estimator.node.intake),
+        ``caught_up`` (the node skipped a backlog of its input, estimator.node.backlog) or
         ``reinitialized`` (the solver failed): counted under its own name, and the estimates of the first
         window after the next start-up carry it as a flag."""
         self._reason = reason

@@ -1,0 +1,62 @@
+"""How far behind its input stream the node is, and when it skips the backlog (estimator.node.runtime).
+
+The node is *current* when, after it has taken a message, no other message waits on its input: it
+has everything the senders have sent. At that moment the sensor clock is mapped to the node's wall
+clock by the delay of the newest admitted stamp t_n, taken at wall time w:
+
+    d₀ = w − t_n                                                         [s]
+
+While messages keep waiting, each message taken measures how far the newest stamp is behind the
+sensor clock so mapped:
+
+    lag = (w − t_n) − d₀                                                 [s]
+
+(a stream whose stamps follow the wall clock: the time the node took beyond the sensor time it
+covered). Beyond ``max_lag_s`` either way the node skips the backlog in estimation:
+
+- ``behind``: lag > max_lag_s: the node takes the readings slower than the sensors stamp them, and
+  the ones it takes are that much older than the stream's newest;
+- ``burst``: lag < −max_lag_s while messages still wait: the stamps taken ran that far ahead of the
+  wall clock, so the stream arrives faster than real time (a burst, a replay at speed, a backlog
+  released at once) and the node, still not current, is behind it by more than the mapping shows.
+
+A stream that keeps to the wall clock moves the lag by the node's own hiccups only (an update of a
+few milliseconds, a garbage collection, the estimator's start-up): ``max_lag_s`` (0.5 s by default)
+stays clear of those, and under the 1 s of sensor time the estimates may trail the stream.
+
+Skipping ends at the next moment the node is current (the mapping is then taken again). A new time
+base of the stamps (the intake forgot them: a reset, a resync) maps the clocks again at the next
+message, current or not.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+BEHIND, BURST = "behind", "burst"
+
+
+class BacklogWatch:
+    """The lag of the module docstring, measured after every message the node takes; ``clock``: the
+    wall clock [s]."""
+
+    def __init__(self, max_lag_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.max_lag_s, self.clock = max_lag_s, clock
+        self.delay: float | None = None  # d₀ [s], None before a mapping
+        self.epoch: int | None = None  # the intake's time base of d₀
+        self.lag = 0.0
+
+    def verdict(self, newest: float | None, epoch: int, waiting: bool) -> str | None:
+        """After a message taken: ``newest`` admitted stamp [s] (None: none yet), ``epoch`` of the
+        intake's stamps, whether more messages ``waiting``; the reason to skip (``behind``, ``burst``)
+        or None (current, or within ``max_lag_s``)."""
+        if newest is None:
+            self.delay, self.lag = None, 0.0
+            return None
+        delay = self.clock() - newest
+        if not waiting or self.delay is None or epoch != self.epoch:
+            self.delay, self.epoch, self.lag = delay, epoch, 0.0
+            return None
+        self.lag = delay - self.delay
+        return BEHIND if self.lag > self.max_lag_s else BURST if self.lag < -self.max_lag_s else None
