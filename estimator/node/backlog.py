@@ -12,13 +12,18 @@ sensor clock so mapped:
     lag = (w − t_n) − d₀                                                 [s]
 
 (a stream whose stamps follow the wall clock: the time the node took beyond the sensor time it
-covered). Beyond ``max_lag_s`` either way the node skips the backlog in estimation:
+covered). Every message taken since the node was last current, at wall time w₀, was sent after w₀:
+it has waited at most ``busy = w − w₀``, so a node busy for less than ``max_lag_s`` is never more
+than that behind. Beyond it, and with the lag beyond ``max_lag_s`` either way, the node skips the
+backlog in estimation:
 
 - ``behind``: lag > max_lag_s: the node takes the readings slower than the sensors stamp them, and
   the ones it takes are that much older than the stream's newest;
-- ``burst``: lag < −max_lag_s while messages still wait: the stamps taken ran that far ahead of the
-  wall clock, so the stream arrives faster than real time (a burst, a replay at speed, a backlog
-  released at once) and the node, still not current, is behind it by more than the mapping shows.
+- ``burst``: lag < −max_lag_s: the stamps taken ran that far ahead of the wall clock, so the stream
+  arrives faster than real time (a burst, a log published at speed, a backlog released at once),
+  the mapping cannot tell how far behind the node is, and the node has been busy for longer than
+  ``max_lag_s``. A sender that pours its readings out as fast as it can (a log published at full
+  speed) is such a burst: to have every reading estimated, ``max_lag_s`` null (or ``mbstate replay``).
 
 A stream that keeps to the wall clock moves the lag by the node's own hiccups only (an update of a
 few milliseconds, a garbage collection, the estimator's start-up): ``max_lag_s`` (0.5 s by default)
@@ -45,18 +50,21 @@ class BacklogWatch:
         self.max_lag_s, self.clock = max_lag_s, clock
         self.delay: float | None = None  # d₀ [s], None before a mapping
         self.epoch: int | None = None  # the intake's time base of d₀
+        self.current_at = 0.0  # w₀ [s]
         self.lag = 0.0
 
     def verdict(self, newest: float | None, epoch: int, waiting: bool) -> str | None:
         """After a message taken: ``newest`` admitted stamp [s] (None: none yet), ``epoch`` of the
         intake's stamps, whether more messages ``waiting``; the reason to skip (``behind``, ``burst``)
         or None (current, or within ``max_lag_s``)."""
+        now = self.clock()
         if newest is None:
             self.delay, self.lag = None, 0.0
             return None
-        delay = self.clock() - newest
         if not waiting or self.delay is None or epoch != self.epoch:
-            self.delay, self.epoch, self.lag = delay, epoch, 0.0
+            self.delay, self.epoch, self.current_at, self.lag = now - newest, epoch, now, 0.0
             return None
-        self.lag = delay - self.delay
+        self.lag = now - newest - self.delay
+        if now - self.current_at <= self.max_lag_s:
+            return None
         return BEHIND if self.lag > self.max_lag_s else BURST if self.lag < -self.max_lag_s else None
