@@ -320,8 +320,9 @@ def current_after(plan: Schedule, estimates: list[tuple[float, tuple[str, ...], 
     stamps = [message["t"] for message in plan.messages[:len(plan.sent_at)]]
     became = float("inf")
     for t, _, wall in estimates:
-        sent = bisect.bisect_right(plan.sent_at, wall)
-        if wall >= since and sent and stamps[sent - 1] - t > RESUME_BAR_S:
+        if wall < since:
+            continue
+        if stamps[bisect.bisect_right(plan.sent_at, wall) - 1] - t > RESUME_BAR_S:
             became = float("inf")
         elif became == float("inf"):
             became = wall
@@ -350,6 +351,7 @@ def run_case(case: str, args: argparse.Namespace, period: list[dict]) -> dict:
             "flagged": sum(1 for _, flags, _ in listener.estimates
                            if {"resync", "caught_up", "reinitialized"} & set(flags)),
             "resume_s": resume, "catch_up_s": catch_up, "current_s": current, "states": listener.states,
+            "fault_sent_s": resumed - plan.sent_at[0] - args.before_s if resumed is not None else None,
             "exit": process.returncode, "survived": survived, "output": printed}
 
 

@@ -85,7 +85,7 @@ class NodeParams:
     queue: int = 1_000
     drain: int = 100
     max_message_bytes: int = 65_536
-    max_lag_s: float | None = 0.5
+    max_lag_s: float | None = 0.25
     max_future_s: float = 0.25
     status_period_s: float = 1.0
     log_interval_s: float = 5.0

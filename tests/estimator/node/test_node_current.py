@@ -10,9 +10,14 @@ import time
 from fake_estimator import FakeConfig, FakeEstimator, fake_factory
 from node_harness import RunningNode, encoder, estimates, write_config
 
-from estimator.logfile import read_log
+from estimator.demo.run import crank_truth
+from estimator.logfile import LogWriter, read_log
 from estimator.node.config import load_node_config
+from estimator.node.intake import intake_for, log_header
+from estimator.online.estimator import OnlineEstimator
+from replay.clocks import FixedClock, RecordedClock
 from replay.replay import replay
+from sensors.virtual import simulate_readings
 
 STEP_S = 0.005  # [s] of wall time per grid step: 2 s of stamps per second, a fifth of the burst's pace
 RATE = 100.0  # [Hz] the fake estimator's grid and the encoder's rate: one step per reading
@@ -89,3 +94,36 @@ def test_a_burst_the_node_cannot_keep_up_with_is_skipped_recorded_and_replayed(t
     assert plain.status["accepted"] == 730 and plain.status["skipped_by_reason"] == {}
     assert [e.step for e in plain.estimates] == list(range(730))  # every step, one estimator run
     assert plain.estimates[-1].forces["motor"] == 0.5 * 730 and not any(e.flags for e in plain.estimates)
+
+
+def test_replay_as_recorded_takes_the_skips_of_a_degraded_estimator_step_for_step(tmp_path) -> None:
+    """The smoother over its budget from its 40th update on (3.5 ms per update, coalescing), a backlog
+    skipped while it coalesces and estimated again later, recorded by the node's intake: replay
+    ``--as-recorded`` gives the same estimates bit for bit (the skip publishes a partial group of
+    steps first, and the clock reads of every update stay paired), a plain replay one run through
+    every reading."""
+    config = load_node_config(write_config(tmp_path, "{unknown_forces: [motor]}"))
+    clock = RecordedClock([2e-4] * 40 + [3.5e-3] * 400)
+    readings = [r.to_map() for r in simulate_readings(config.sensors.sensors, crank_truth(config.mech, 0.4), 5)]
+    live = []
+    with LogWriter(tmp_path / "run.log", log_header(config)) as log:
+        intake = intake_for(config, OnlineEstimator(config.mech, config.sensors, config.estimator, clock=clock), log)
+        for number, message in enumerate(readings):
+            if number == 400:
+                live += intake.skip("behind")
+            elif number == 650:
+                intake.resume()
+            live += intake.handle(message)
+        live += intake.finish()
+    assert intake.counters.skipped == {"behind": 250} and intake.counters.accepted == len(readings) - 250
+    assert any("caught_up" in e.flags for e in live) and any(e.update_steps < 4 for e in live if "coalesced" in e.flags)
+    recorded = replay(tmp_path / "run.log", config, as_recorded=True).estimates
+    assert len(recorded) == len(live) > 200
+    for ours, theirs in zip(live, recorded):
+        assert (ours.step, ours.t, ours.flags, ours.update_steps) == (theirs.step, theirs.t, theirs.flags,
+                                                                      theirs.update_steps)
+        assert ours.q.tolist() == theirs.q.tolist() and ours.forces == theirs.forces
+    plain = replay(tmp_path / "run.log", config,
+                   lambda config, clock: OnlineEstimator(config.mech, config.sensors, config.estimator,
+                                                         clock=FixedClock())).estimates
+    assert [e.step for e in plain] == list(range(len(plain))) and not any("caught_up" in e.flags for e in plain)
