@@ -165,12 +165,16 @@ def schedule(case: str, args: argparse.Namespace, period: list[dict]) -> Schedul
     return plan
 
 
-def node_config(directory: Path, queue: int | None) -> Path:
+def node_settings(args: argparse.Namespace) -> dict:
+    """The node keys the options change: ``--queue``, ``--no-skip`` (``max_lag_s`` null)."""
+    return {**({} if args.queue is None else {"queue": args.queue}), **({"max_lag_s": None} if args.no_skip else {})}
+
+
+def node_config(directory: Path, settings: dict) -> Path:
     """configs/estimator/fourbar.yaml with its files made absolute, ipc:// endpoints in ``directory``, a log
-    and, if given, another input ``queue``."""
+    and the node ``settings`` (node_settings)."""
     node = yaml.safe_load(CONFIG.read_text())
-    if queue is not None:
-        node["node"]["queue"] = queue
+    node["node"].update(settings)
     for key in ("mechanism", "sensors"):
         node[key] = str((CONFIG.parent / node[key]).resolve())
     node["node"].update({name: f"ipc://{directory / name}" for name in ("sub", "pub", "control")})
@@ -284,9 +288,9 @@ class Node:
 
 
 @contextmanager
-def node(directory: Path, queue: int | None) -> Iterator[Node]:
+def node(directory: Path, settings: dict) -> Iterator[Node]:
     """``mbstate run`` on the suite's configuration (``node_config``), killed if still running at the end."""
-    config = node_config(directory, queue)
+    config = node_config(directory, settings)
     with (directory / "node.out").open("w") as output:
         process = subprocess.Popen([sys.executable, "-m", "estimator", "run", "--config", str(config), "--quiet"],
                                    cwd=REPO, stdout=output, stderr=subprocess.STDOUT)
@@ -331,7 +335,8 @@ def current_after(plan: Schedule, estimates: list[tuple[float, tuple[str, ...], 
 
 def run_case(case: str, args: argparse.Namespace, period: list[dict]) -> dict:
     plan = schedule(case, args, period)
-    with tempfile.TemporaryDirectory(prefix="mbstate-fault-") as name, node(Path(name), args.queue) as running:
+    with (tempfile.TemporaryDirectory(prefix="mbstate-fault-") as name,
+          node(Path(name), node_settings(args)) as running):
         publisher = running.publisher(UNBOUNDED if case == "flood" else SENSOR_HWM)
         resumed = send(publisher, plan)
         status = settle(running.context, running.endpoint("control"))
@@ -417,7 +422,8 @@ def run_kill(case: str, args: argparse.Namespace, period: list[dict]) -> dict:
     flush_records, flush_seconds = log_settings()
     idle = case == "kill9"
     plan = rated(period, args.before_s + (0.0 if idle else args.after_s))
-    with tempfile.TemporaryDirectory(prefix="mbstate-fault-") as name, node(Path(name), args.queue) as running:
+    with (tempfile.TemporaryDirectory(prefix="mbstate-fault-") as name,
+          node(Path(name), node_settings(args)) as running):
         publisher, stop = running.publisher(), threading.Event()
         sender = threading.Thread(target=send, args=(publisher, plan, stop))
         sender.start()
@@ -472,7 +478,8 @@ def run_corrupt(case: str, args: argparse.Namespace, period: list[dict]) -> dict
     by ``mbstate replay`` too); then cuts: a hole in the middle, the first file of a rotated copy cut
     in half (both errors), the last bytes cut (a crash's: a warning)."""
     plan = rated(period, args.before_s)
-    with tempfile.TemporaryDirectory(prefix="mbstate-fault-") as name, node(Path(name), args.queue) as running:
+    with (tempfile.TemporaryDirectory(prefix="mbstate-fault-") as name,
+          node(Path(name), node_settings(args)) as running):
         send(running.publisher(), plan)
         status = settle(running.context, running.endpoint("control"))
         running.stop()
@@ -549,8 +556,8 @@ def skipped(row: dict) -> str:
 def table(rows: list[dict], args: argparse.Namespace) -> str:
     lines = ["| case | sent | received | accepted | dropped by reason | gaps | late | in the log | resyncs | "
              "reinit. | resume [s] | catch-up [s] | current [s] | skipped | states | log after the fault | survived |",
-             "| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- "
-             "| --- |"]
+             "| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- "
+             "| --- | --- |"]
     labels = {"burst": f"burst {args.speed:g}x for {args.burst_s:g} s",
               "flood": f"burst {args.speed:g}x for {args.burst_s:g} s, unbounded sender queue",
               "outage": f"outage {args.outage_s:g} s",
@@ -567,7 +574,8 @@ def table(rows: list[dict], args: argparse.Namespace) -> str:
     return "\n".join(lines)
 
 
-CASES = {"burst": run_case, "flood": run_case, "outage": run_case, "jump": run_case, "kill9": run_kill, "kill9-load": run_kill,
+CASES = {"burst": run_case, "flood": run_case, "outage": run_case, "jump": run_case, "kill9": run_kill,
+         "kill9-load": run_kill,
          "corrupt": run_corrupt}
 
 
@@ -585,6 +593,8 @@ def main() -> int:
     parser.add_argument("--before-s", type=float, default=5.0, help="rated input before the fault [s]")
     parser.add_argument("--after-s", type=float, default=5.0, help="rated input after the fault [s]")
     parser.add_argument("--queue", type=int, help="the node's input queue [messages] (default: the config's)")
+    parser.add_argument("--no-skip", action="store_true",
+                        help="node.max_lag_s null: the node estimates every reading in order, however late")
     args = parser.parse_args()
     period = period_readings()
     rows = []

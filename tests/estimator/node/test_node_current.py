@@ -48,10 +48,10 @@ def paced(running: RunningNode, first: int, count: int, seq: int) -> None:
 def test_a_burst_the_node_cannot_keep_up_with_is_skipped_recorded_and_replayed(tmp_path) -> None:
     """The encoder at its rate, a burst of 6 s of readings at once, the rate again:
 
-        stamp [s]   0 ······ 0.3 ······························ 6.3 ············· 7.3
-        sent        at pace  │ 600 readings at once             │ at pace
-        node        estimates│ busy ≥ 0.2 s, stamps ahead: skip (burst) … current: resume,
-                             │ (every message recorded)           estimator restarted (caught_up)
+        stamp [s]   0 ······ 0.3 ······················· 6.3 ·········· 7.3
+        sent        at pace  │ 600 readings at once      │ at pace
+        node        estimates│ busy ≥ 0.2 s, stamps ahead: skip (burst) … current:
+                             │ (every message recorded)    resume, restart (caught_up)
 
     Taking every reading would leave the node 3 s of wall time behind at the burst's end (5 ms per
     step, 6 s of stamps).
