@@ -46,8 +46,8 @@ from zmq.utils.monitor import recv_monitor_message
 from estimator.collector import steady_collection
 from estimator.errors import MbstateError, shown
 from estimator.logfile import LogWriter
-from estimator.node.backlog import BacklogWatch
 from estimator.node.access import beyond_loopback, check_ipc_free, curve_server, key_pair
+from estimator.node.backlog import BacklogWatch
 from estimator.node.config import NodeConfig
 from estimator.node.intake import EstimatorFactory, intake_for, log_header, online_estimator
 from estimator.node.publishing import UNPACK_ERRORS, estimate_message, unpack
