@@ -26,8 +26,10 @@ backlog in estimation:
   speed) is such a burst: to have every reading estimated, ``max_lag_s`` null (or ``mbstate replay``).
 
 A stream that keeps to the wall clock moves the lag by the node's own hiccups only (an update of a
-few milliseconds, a garbage collection, the estimator's start-up): ``max_lag_s`` (0.5 s by default)
-stays clear of those, and under the 1 s of sensor time the estimates may trail the stream.
+few milliseconds, a garbage collection, the estimator's start-up): ``max_lag_s`` (0.25 s by default,
+the span ``max_future_s`` already restarts the estimator over when the stamps jump it) stays clear
+of those, and well under the 1 s of sensor time the estimates may trail the stream: a node taking
+a faster-than-real-time stream at r times real time sees it after max_lag_s / (r − 1) of wall time.
 
 Skipping ends at the next moment the node is current (the mapping is then taken again). A new time
 base of the stamps (the intake forgot them: a reset, a resync) maps the clocks again at the next
