@@ -29,7 +29,8 @@ A stream that keeps to the wall clock moves the lag by the node's own hiccups on
 few milliseconds, a garbage collection, the estimator's start-up): ``max_lag_s`` (0.25 s by default,
 the span ``max_future_s`` already restarts the estimator over when the stamps jump it) stays clear
 of those, and well under the 1 s of sensor time the estimates may trail the stream: a node taking
-a faster-than-real-time stream at r times real time sees it after max_lag_s / (r − 1) of wall time.
+a faster-than-real-time stream at r times real time sees it after max(1, 1/(r − 1)) · max_lag_s of
+wall time.
 
 Skipping ends at the next moment the node is current (the mapping is then taken again). A new time
 base of the stamps (the intake forgot them: a reset, a resync) maps the clocks again at the next
