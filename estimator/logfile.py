@@ -35,7 +35,9 @@ Records, each a 2-element array ``[kind, body]``:
 - ``["raw", map]`` — a received message that is not a msgpack map (undecodable bytes, or another
   msgpack type): ``data``, its bytes verbatim, appended before it is processed;
 - ``["control", map]`` — a command the node carried out that changes what it computes:
-  ``command`` ("reset"), at its place among the readings;
+  ``command`` ("reset"), at its place among the readings; or a decision of its own: ``skip`` (with
+  ``reason``, "behind" or "burst") and ``resume``, the readings between them recorded but not
+  estimated (estimator.node.backlog);
 - ``["end", map]`` — last record, written on close: ``records``, the number of records before it.
 
 Readings, raw messages and control records are the node's input, in the order it took them

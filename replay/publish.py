@@ -23,6 +23,7 @@ from estimator.errors import MbstateError
 from estimator.logfile import LogStream
 from estimator.node.client import ClientKeys, Handshake
 from estimator.wire import pack
+from estimator.node.intake import RESUME, SKIP
 from replay.node_control import NodeControl
 from replay.pacing import paced
 
@@ -49,6 +50,9 @@ def connect_publisher(context: zmq.Context, endpoint: str, wait_s: float = 5.0, 
         raise
     socket.recv()  # the subscription
     return socket
+
+
+DECISIONS = (SKIP, RESUME)  # control records of the node's own decisions, not commands
 
 
 @dataclass(frozen=True)
@@ -120,12 +124,15 @@ def _carry_out(node: NodeControl, command: str, count: int, stop: threading.Even
 def log_messages(paths: str | Path | Sequence[str | Path], warn: Callable[[str], None] = lambda line: None
                  ) -> Iterator[Any]:
     """The messages a log (or a stream of logs, estimator.logfile) recorded, in order, read as they are sent:
-    reading maps, the bytes of raw records and a ``Command`` for each control record; ``warn`` gets
-    the reading's warnings."""
+    reading maps, the bytes of raw records and a ``Command`` for each control record but the node's
+    own skip decisions (the node receiving them decides its own); ``warn`` gets the reading's warnings."""
     for kind, body in LogStream(paths, warn).inputs():
+        if kind == "control" and body["command"] in DECISIONS:
+            continue
         yield body if kind == "reading" else body["data"] if kind == "raw" else Command(body["command"])
 
 
 def has_commands(paths: str | Path | Sequence[str | Path]) -> bool:
-    """Whether a log (or stream of logs) holds control records: a pass over it, record by record."""
-    return any(kind == "control" for kind, _ in LogStream(paths))
+    """Whether a log (or stream of logs) holds commands for the node (control records other than its
+    own skip decisions): a pass over it, record by record."""
+    return any(kind == "control" and body["command"] not in DECISIONS for kind, body in LogStream(paths))

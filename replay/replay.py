@@ -5,7 +5,10 @@ object the live node runs each message through (it records every message before 
 ``reading`` maps to ``handle``, ``raw`` bytes to ``receive``, a ``reset`` control record to
 ``reset``; at the log's end ``finish`` processes the last due steps, as the node does at shutdown.
 Same messages, same order, same estimator calls: the same estimates and counters, step for step —
-as long as the estimator's degradation, which follows the steps' latency, takes the same course.
+as long as the estimator's degradation, which follows the steps' latency, takes the same course,
+and the node estimated every reading. Where it was behind its input it skipped a backlog
+(``skip`` and ``resume`` control records, estimator.node.backlog): ``as_recorded`` takes those
+decisions again (the live estimates), the other clocks pass them over and estimate every reading.
 
 The clock the estimator times its steps with decides that course:
 
@@ -38,7 +41,7 @@ from estimator.errors import MbstateError, shown
 from estimator.logfile import LogStream, Record
 from estimator.model import Mechanism
 from estimator.node.config import NodeConfig
-from estimator.node.intake import EstimatorFactory, Intake, intake_for, online_estimator
+from estimator.node.intake import RESUME, SKIP, EstimatorFactory, Intake, intake_for, online_estimator
 from estimator.node.recorded_for import check_recorded_for, shortened
 from estimator.timeseries import Trajectory
 from replay.clocks import MeasuredFixedClock, RecordedClock
@@ -81,7 +84,7 @@ def replay(paths: str | Path | Sequence[str | Path], config: NodeConfig,
         inputs = sensors.seen(stream.inputs())
         if progress is not None:
             inputs = _reported(inputs, stream, progress)
-        for estimate in feed(stream.name, intake, inputs, realtime):
+        for estimate in feed(stream.name, intake, inputs, realtime, skips=as_recorded):
             take([estimate])
         take(intake.finish())
     sensors.check(stream.name, config)
@@ -124,12 +127,14 @@ class ReadingSensors:
 
 
 
-def feed(name: str | Path, intake: Intake, inputs: Iterable[Record], realtime: bool = False) -> Iterator[Any]:
+def feed(name: str | Path, intake: Intake, inputs: Iterable[Record], realtime: bool = False,
+         skips: bool = False) -> Iterator[Any]:
     """Input records ``(kind, body)`` of the log ``name`` (named in errors) through ``intake`` in order
-    (``realtime``: at the pace of their stamps), each completed estimate yielded as it comes (a
-    caller that stops at an error keeps those before)."""
+    (``realtime``: at the pace of their stamps; ``skips``: the node's skip decisions taken, as
+    ``take_input``), each completed estimate yielded as it comes (a caller that stops at an error
+    keeps those before)."""
     for kind, body in paced(inputs, stamp_of=lambda record: stamp(record[1])) if realtime else inputs:
-        yield from take_input(name, intake, kind, body)
+        yield from take_input(name, intake, kind, body, skips)
 
 
 
@@ -155,15 +160,24 @@ def update_durations(name: str | Path, records: Iterable[Record]) -> list[float]
     return durations
 
 
-def take_input(name: str | Path, intake: Intake, kind: str, body: dict[str, Any]) -> list[Any]:
+def take_input(name: str | Path, intake: Intake, kind: str, body: dict[str, Any], skips: bool = False) -> list[Any]:
     """One input record through the node's path: a reading map to ``handle``, a raw message's bytes
-    to ``receive``, a reset to ``reset`` (the steps due before it); the estimates it completed."""
+    to ``receive``, a reset to ``reset`` (the steps due before it); the node's ``skip`` and ``resume``
+    to ``skip`` and ``resume`` when ``skips`` (``--as-recorded``), else passed over (every reading
+    estimated); the estimates it completed."""
     if kind == "reading":
         return intake.handle(body)
     if kind == "raw":
         return intake.receive(body["data"])
-    if body["command"] == "reset":
+    command = body["command"]
+    if command == "reset":
         return intake.reset()
+    if command == SKIP and isinstance(body.get("reason"), str):
+        return intake.skip(body["reason"]) if skips else []
+    if command == RESUME:
+        if skips:
+            intake.resume()
+        return []
     raise MbstateError(f"{name}: a control command this reader cannot replay: {shown(body['command'])}")
 
 

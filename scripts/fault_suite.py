@@ -5,6 +5,8 @@ second of sensor time) over ZeroMQ by this process (one PUB with ZeroMQ's defaul
 1000 messages, as a sensor has), with one fault in the middle:
 
     burst   the input at ``--speed`` (10) times its rate for ``--burst-s`` (10) s of wall time,
+    flood   the same burst from a PUB whose send queue never drops (SNDHWM 0): nothing is lost, and
+            the node, behind, skips the backlog in estimation (node.max_lag_s),
     outage  no message for ``--outage-s`` (10) s while the sensors' clocks run on,
     jump    every stamp ``--jump-s`` (1000) s later from then on (a clock jump),
 
@@ -39,14 +41,19 @@ One table row per case:
     log         reading records in the node's log
     resyncs, reinit   the node's resyncs and the estimator's re-initializations
     resume s    sensor time from the first reading after the fault to the first estimate at or after
-                it (the bar: within 1 s)
+                it (the bar: within 1 s; flood: none, the node skips past it to the newest readings)
     catch-up s  wall time from sending that reading to receiving that estimate (the backlog's delay)
+    current s   wall time from the fault's end (the first reading after it sent) until every estimate
+                received is within 1 s of sensor time of the stream (the stamp last sent by then;
+                the bar for flood: within 2 s)
+    skipped     readings the node recorded but did not estimate, and the rate it took them at while it
+                skipped [readings/s]: how fast it catches up (receive, check, record)
     states      the status states seen, in order
     log after   kill and corrupt cases: what was lost and what ``mbstate`` made of the log
-    survived    the node exited 0 after ``shutdown``, estimates resumed within 1 s and reached the
-                last second of input; for kill and corrupt cases, their bars
+    survived    the node exited 0 after ``shutdown``, estimates resumed within 1 s (flood: were current
+                within 2 s) and reached the last second of input; for kill and corrupt cases, their bars
 
-    PYTHONPATH=. python scripts/fault_suite.py [--cases burst outage jump kill9 kill9-load corrupt] [--flips N] ...
+    PYTHONPATH=. python scripts/fault_suite.py [--cases burst flood outage jump kill9 kill9-load corrupt] ...
 
 The readings repeat the crank motion's period (π s) as often as needed (stamps shifted by whole
 periods; the sequence numbers run on). Timing depends on the machine's load: quote the machine.
@@ -87,7 +94,9 @@ REPO = Path(__file__).resolve().parents[1]
 CONFIG = REPO / "configs" / "estimator" / "fourbar.yaml"
 PERIOD = np.pi  # [s] of the crank motion θ = 1.2 (1 − cos 2t)
 RESUME_BAR_S = 1.0
+CURRENT_BAR_S = 2.0  # flood: the estimates within RESUME_BAR_S of the stream this long after the burst [s]
 SENSOR_HWM = 1000  # the sensors' send queue [messages]: ZeroMQ's default
+UNBOUNDED = 0  # flood: a send queue that never drops
 SEED = 1
 
 
@@ -120,6 +129,7 @@ class Schedule:
     wall: list[float] = field(default_factory=list)
     resume_t: float = 0.0  # stamp of the first message after the fault
     sent: int = 0  # messages sent so far
+    sent_at: list[float] = field(default_factory=list)  # time.monotonic() of each message sent
 
 
 def schedule(case: str, args: argparse.Namespace, period: list[dict]) -> Schedule:
@@ -137,7 +147,7 @@ def schedule(case: str, args: argparse.Namespace, period: list[dict]) -> Schedul
 
     take(args.before_s, lambda s: s)
     before = args.before_s
-    if case == "burst":
+    if case in ("burst", "flood"):
         span = args.speed * args.burst_s
         take(before + span, lambda s: before + (s - before) / args.speed)
         offset = before + span - (before + args.burst_s)  # sensor time gained over the wall clock
@@ -149,17 +159,22 @@ def schedule(case: str, args: argparse.Namespace, period: list[dict]) -> Schedul
         offset = 0.0
     shift = args.jump_s if case == "jump" else 0.0
     plan.resume_t = message["t"] + shift
-    end = before + (args.burst_s * args.speed if case == "burst" else args.outage_s if case == "outage" else 0.0)
+    end = before + (args.burst_s * args.speed if case in ("burst", "flood")
+                    else args.outage_s if case == "outage" else 0.0)
     take(end + args.after_s, lambda s: s - offset, shift)
     return plan
 
 
-def node_config(directory: Path, queue: int | None) -> Path:
+def node_settings(args: argparse.Namespace) -> dict:
+    """The node keys the options change: ``--queue``, ``--no-skip`` (``max_lag_s`` null)."""
+    return {**({} if args.queue is None else {"queue": args.queue}), **({"max_lag_s": None} if args.no_skip else {})}
+
+
+def node_config(directory: Path, settings: dict) -> Path:
     """configs/estimator/fourbar.yaml with its files made absolute, ipc:// endpoints in ``directory``, a log
-    and, if given, another input ``queue``."""
+    and the node ``settings`` (node_settings)."""
     node = yaml.safe_load(CONFIG.read_text())
-    if queue is not None:
-        node["node"]["queue"] = queue
+    node["node"].update(settings)
     for key in ("mechanism", "sensors"):
         node[key] = str((CONFIG.parent / node[key]).resolve())
     node["node"].update({name: f"ipc://{directory / name}" for name in ("sub", "pub", "control")})
@@ -180,6 +195,7 @@ class Listener(threading.Thread):
         self.socket.connect(endpoint)
         self.estimates: list[tuple[float, tuple[str, ...], float]] = []  # t, flags, wall time received
         self.states: list[str] = []
+        self.last_status: dict = {}
         self.stop = threading.Event()
 
     def run(self) -> None:
@@ -189,8 +205,10 @@ class Listener(threading.Thread):
             message = msgpack.unpackb(self.socket.recv(), strict_map_key=False)
             if message.get("type") == "estimate":
                 self.estimates.append((message["t"], tuple(message["flags"]), time.monotonic()))
-            elif message.get("type") == "status" and (not self.states or self.states[-1] != message["state"]):
-                self.states.append(message["state"])
+            elif message.get("type") == "status":
+                self.last_status = message
+                if not self.states or self.states[-1] != message["state"]:
+                    self.states.append(message["state"])
 
 
 def request(context: zmq.Context, endpoint: str, command: str, timeout_s: float = 30.0) -> dict:
@@ -218,6 +236,7 @@ def send(publisher: zmq.Socket, plan: Schedule, stop: threading.Event | None = N
             time.sleep(delay)
         publisher.send(pack(message))
         plan.sent += 1
+        plan.sent_at.append(time.monotonic())
         if resumed is None and message["t"] >= plan.resume_t:
             resumed = time.monotonic()
     return resumed
@@ -252,8 +271,8 @@ class Node:
     def log(self) -> Path:
         return self.directory / "run.log"
 
-    def publisher(self) -> zmq.Socket:
-        return connect_publisher(self.context, self.endpoint("sub"), wait_s=120.0, hwm=SENSOR_HWM)
+    def publisher(self, hwm: int = SENSOR_HWM) -> zmq.Socket:
+        return connect_publisher(self.context, self.endpoint("sub"), wait_s=120.0, hwm=hwm)
 
     def request(self, command: str) -> dict:
         return request(self.context, self.endpoint("control"), command)
@@ -269,9 +288,9 @@ class Node:
 
 
 @contextmanager
-def node(directory: Path, queue: int | None) -> Iterator[Node]:
+def node(directory: Path, settings: dict) -> Iterator[Node]:
     """``mbstate run`` on the suite's configuration (``node_config``), killed if still running at the end."""
-    config = node_config(directory, queue)
+    config = node_config(directory, settings)
     with (directory / "node.out").open("w") as output:
         process = subprocess.Popen([sys.executable, "-m", "estimator", "run", "--config", str(config), "--quiet"],
                                    cwd=REPO, stdout=output, stderr=subprocess.STDOUT)
@@ -293,30 +312,52 @@ def node(directory: Path, queue: int | None) -> Iterator[Node]:
 def counts(status: dict) -> dict:
     """The status counters of a row."""
     return {"received": status["received"], "accepted": status["accepted"], "dropped": status["dropped_by_reason"],
+            "skipped": status["skipped_by_reason"], "skipping_s": status["skipping_s"],
             "malformed": status["malformed_by_reason"], "late": status["late"], "gaps": status["gaps"],
             "resyncs": status["resyncs"], "reinit": status["estimator"].get("reinitializations", 0),
             "outliers": status["estimator"].get("outlier", 0)}
 
 
+def current_after(plan: Schedule, estimates: list[tuple[float, tuple[str, ...], float]], since: float) -> float:
+    """Wall time from ``since`` until every estimate received is within RESUME_BAR_S of sensor time of the
+    stream (the stamp of the last message sent by then) [s]; inf when the last one is not."""
+    stamps = [message["t"] for message in plan.messages[:len(plan.sent_at)]]
+    became = float("inf")
+    for t, _, wall in estimates:
+        if wall < since:
+            continue
+        if stamps[bisect.bisect_right(plan.sent_at, wall) - 1] - t > RESUME_BAR_S:
+            became = float("inf")
+        elif became == float("inf"):
+            became = wall
+    return became - since
+
+
 def run_case(case: str, args: argparse.Namespace, period: list[dict]) -> dict:
     plan = schedule(case, args, period)
-    with tempfile.TemporaryDirectory(prefix="mbstate-fault-") as name, node(Path(name), args.queue) as running:
-        resumed = send(running.publisher(), plan)
+    with (tempfile.TemporaryDirectory(prefix="mbstate-fault-") as name,
+          node(Path(name), node_settings(args)) as running):
+        publisher = running.publisher(UNBOUNDED if case == "flood" else SENSOR_HWM)
+        resumed = send(publisher, plan)
         status = settle(running.context, running.endpoint("control"))
+        publisher.close()
         printed = running.stop()
         log = read_log(running.log)
     listener, process = running.listener, running.process
     after = [(t, wall) for t, _, wall in listener.estimates if t >= plan.resume_t]
     resume = after[0][0] - plan.resume_t if after else float("inf")
     catch_up = after[0][1] - resumed if after else float("inf")
+    current = current_after(plan, listener.estimates, resumed) if resumed is not None else float("inf")
     last_t = plan.messages[-1]["t"]
-    survived = (process.returncode == 0 and resume <= RESUME_BAR_S and bool(after)
-                and after[-1][0] >= last_t - RESUME_BAR_S)
+    on_time = current <= CURRENT_BAR_S if case == "flood" else resume <= RESUME_BAR_S
+    survived = process.returncode == 0 and on_time and bool(after) and after[-1][0] >= last_t - RESUME_BAR_S
     return {"case": case, "sent": plan.sent, **counts(status), "log": len(log.readings),
             "estimates": len(listener.estimates),
-            "flagged": sum(1 for _, flags, _ in listener.estimates if {"resync", "reinitialized"} & set(flags)),
-            "resume_s": resume, "catch_up_s": catch_up, "states": listener.states, "exit": process.returncode,
-            "survived": survived, "output": printed}
+            "flagged": sum(1 for _, flags, _ in listener.estimates
+                           if {"resync", "caught_up", "reinitialized"} & set(flags)),
+            "resume_s": resume, "catch_up_s": catch_up, "current_s": current, "states": listener.states,
+            "fault_sent_s": resumed - plan.sent_at[0] - args.before_s if resumed is not None else None,
+            "exit": process.returncode, "survived": survived, "output": printed}
 
 
 @dataclass
@@ -381,7 +422,8 @@ def run_kill(case: str, args: argparse.Namespace, period: list[dict]) -> dict:
     flush_records, flush_seconds = log_settings()
     idle = case == "kill9"
     plan = rated(period, args.before_s + (0.0 if idle else args.after_s))
-    with tempfile.TemporaryDirectory(prefix="mbstate-fault-") as name, node(Path(name), args.queue) as running:
+    with (tempfile.TemporaryDirectory(prefix="mbstate-fault-") as name,
+          node(Path(name), node_settings(args)) as running):
         publisher, stop = running.publisher(), threading.Event()
         sender = threading.Thread(target=send, args=(publisher, plan, stop))
         sender.start()
@@ -436,7 +478,8 @@ def run_corrupt(case: str, args: argparse.Namespace, period: list[dict]) -> dict
     by ``mbstate replay`` too); then cuts: a hole in the middle, the first file of a rotated copy cut
     in half (both errors), the last bytes cut (a crash's: a warning)."""
     plan = rated(period, args.before_s)
-    with tempfile.TemporaryDirectory(prefix="mbstate-fault-") as name, node(Path(name), args.queue) as running:
+    with (tempfile.TemporaryDirectory(prefix="mbstate-fault-") as name,
+          node(Path(name), node_settings(args)) as running):
         send(running.publisher(), plan)
         status = settle(running.context, running.endpoint("control"))
         running.stop()
@@ -501,32 +544,46 @@ def afterwards(row: dict) -> str:
     return "—"
 
 
+def skipped(row: dict) -> str:
+    """The table's skipped column: readings skipped by reason, at what rate the node took them."""
+    total = sum(row["skipped"].values())
+    if not total:
+        return "—"
+    reasons = ", ".join(f"{k} {v}" for k, v in sorted(row["skipped"].items()))
+    return f"{reasons} ({total / max(row['skipping_s'], 1e-9):,.0f}/s)"
+
+
 def table(rows: list[dict], args: argparse.Namespace) -> str:
     lines = ["| case | sent | received | accepted | dropped by reason | gaps | late | in the log | resyncs | "
-             "reinit. | resume [s] | catch-up [s] | states | log after the fault | survived |",
-             "| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |"]
-    labels = {"burst": f"burst {args.speed:g}x for {args.burst_s:g} s", "outage": f"outage {args.outage_s:g} s",
+             "reinit. | resume [s] | catch-up [s] | current [s] | skipped | states | log after the fault | survived |",
+             "| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- "
+             "| --- | --- |"]
+    labels = {"burst": f"burst {args.speed:g}x for {args.burst_s:g} s",
+              "flood": f"burst {args.speed:g}x for {args.burst_s:g} s, unbounded sender queue",
+              "outage": f"outage {args.outage_s:g} s",
               "jump": f"clock jump {args.jump_s:+g} s", "kill9": f"kill -9 after {args.idle_s:g} s idle",
               "kill9-load": "kill -9 under rated input", "corrupt": f"corrupted log ({args.flips} bit flips, cuts)"}
     for row in rows:
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(row["dropped"].items())) or "—"
-        timing = (f"{row['resume_s']:.3f} | {row['catch_up_s']:.2f}" if "resume_s" in row else "— | —")
+        timing = (f"{row['resume_s']:.3f} | {row['catch_up_s']:.2f} | {row['current_s']:.2f}" if "resume_s" in row
+                  else "— | — | —")
         lines.append(f"| {labels[row['case']]} | {row['sent']} | {row['received']} | {row['accepted']} | {reasons} | "
                      f"{row['gaps']} | {row['late']} | {row['log']} | {row['resyncs']} | {row['reinit']} | "
-                     f"{timing} | {' → '.join(row['states'])} | {afterwards(row)} | "
+                     f"{timing} | {skipped(row)} | {' → '.join(row['states'])} | {afterwards(row)} | "
                      f"{'yes' if row['survived'] else 'NO'} |")
     return "\n".join(lines)
 
 
-CASES = {"burst": run_case, "outage": run_case, "jump": run_case, "kill9": run_kill, "kill9-load": run_kill,
+CASES = {"burst": run_case, "flood": run_case, "outage": run_case, "jump": run_case, "kill9": run_kill,
+         "kill9-load": run_kill,
          "corrupt": run_corrupt}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", nargs="+", choices=tuple(CASES), default=list(CASES))
-    parser.add_argument("--speed", type=float, default=10.0, help="burst: times the rated input")
-    parser.add_argument("--burst-s", type=float, default=10.0, help="burst: wall seconds")
+    parser.add_argument("--speed", type=float, default=10.0, help="burst, flood: times the rated input")
+    parser.add_argument("--burst-s", type=float, default=10.0, help="burst, flood: wall seconds")
     parser.add_argument("--outage-s", type=float, default=10.0, help="outage: seconds of silence")
     parser.add_argument("--jump-s", type=float, default=1000.0, help="clock jump [s]")
     parser.add_argument("--idle-s", type=float, default=3.0, help="kill9: the node idle this long before the kill [s]")
@@ -536,6 +593,8 @@ def main() -> int:
     parser.add_argument("--before-s", type=float, default=5.0, help="rated input before the fault [s]")
     parser.add_argument("--after-s", type=float, default=5.0, help="rated input after the fault [s]")
     parser.add_argument("--queue", type=int, help="the node's input queue [messages] (default: the config's)")
+    parser.add_argument("--no-skip", action="store_true",
+                        help="node.max_lag_s null: the node estimates every reading in order, however late")
     args = parser.parse_args()
     period = period_readings()
     rows = []

@@ -22,7 +22,11 @@ SENSORS = REPO / "configs" / "sensors" / "fourbar.yaml"
 
 
 def write_config(tmp_path: Path, estimator: str = "{}", node: str = "", log: str | None = "run.log") -> Path:
-    """A node configuration for the four-bar; ``estimator`` / ``node``: YAML flow maps (node: extra keys)."""
+    """A node configuration for the four-bar; ``estimator`` / ``node``: YAML flow maps (node: extra keys).
+    The tests pour readings out as fast as they can, not at the pace of their stamps: the node's
+    backlog watch (``max_lag_s``, estimator.node.backlog) is off unless ``node`` sets it."""
+    if "max_lag_s" not in node:
+        node = ", ".join(filter(None, [node, "max_lag_s: null"]))
     log_path = "null" if log is None else str(tmp_path / log)
     text = (f"mechanism: {MECHANISMS / 'fourbar_crank.yaml'}\nsensors: {SENSORS}\nestimator: {estimator}\n"
             f"node: {{sub: 'tcp://127.0.0.1:*', pub: 'tcp://127.0.0.1:*', control: 'tcp://127.0.0.1:*', "

@@ -30,7 +30,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              f"log is read once first to find them")
     pace = parser.add_mutually_exclusive_group()
     pace.add_argument("--speed", type=positive_float, default=1.0, help="times real time (default 1)")
-    pace.add_argument("--fast", action="store_true", help="as fast as possible")
+    pace.add_argument("--fast", action="store_true",
+                      help="as fast as possible (a node with node.max_lag_s skips what it cannot keep up with: "
+                           "null has it estimate every message)")
     parser.add_argument("--wait", type=positive_float, default=5.0, help="seconds to wait for the node (default 5)")
     add_curve_options(parser)
     parser.set_defaults(run=run)

@@ -37,8 +37,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "on a live node: the estimator degrades when steps run over budget, so the "
                              "estimates depend on the machine's load")
     parser.add_argument("--as-recorded", action="store_true",
-                        help="time the steps as the node's log recorded them (its estimate records), so that "
-                             "the estimator degrades as it did live and gives the live estimates")
+                        help="time the steps as the node's log recorded them (its estimate records) and skip "
+                             "the backlogs it skipped (its skip and resume records), so that the estimator degrades "
+                             "as it did live and gives the live estimates")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(run=run)
 

@@ -161,8 +161,8 @@ def run_demo(duration: float = 5.0, seed: int = 0, estimator_factory: EstimatorF
                 "steps": status["steps"], "estimates_received": len(report["estimates"]),
                 "latency_ms": status["latency_ms"], "latency_budget_ms": config.estimator.latency_budget_ms,
                 "rmse": rmse(report["estimates"], truth, config.mech, actuators),
-                **{key: status[key] for key in ("received", "accepted", "dropped", "late", "malformed", "overruns",
-                                                "recoveries")}}
+                **{key: status[key] for key in ("received", "accepted", "skipped", "dropped", "late", "malformed",
+                                                "overruns", "recoveries")}}
 
 
 def summary_text(summary: dict[str, Any]) -> str:
@@ -182,6 +182,7 @@ def summary_text(summary: dict[str, Any]) -> str:
         f"  RMSE against the simulation: crank angle {value(errors['angle'], 'rad')}, "
         f"positions {value(errors['q'], 'm')}, velocities {value(errors['qd'], 'm/s')}, "
         f"motor torque {value(errors['force'], 'N·m')}",
-        f"  messages: received {summary['received']}, accepted {summary['accepted']}, dropped {summary['dropped']}, "
+        f"  messages: received {summary['received']}, accepted {summary['accepted']}, skipped {summary['skipped']} "
+        f"(the node behind its input), dropped {summary['dropped']}, "
         f"late {summary['late']}, malformed {summary['malformed']}; estimates at the subscriber "
         f"{summary['estimates_received']}"])

@@ -64,8 +64,12 @@ class NodeParams:
     ``sub`` / ``pub`` / ``control``: endpoints the node binds for sensor input (SUB), estimates and
     status (PUB) and commands (REP); ``tcp://HOST:*`` picks a free port. ``queue``: input high-water
     mark [messages] (ZMQ_RCVHWM: beyond it ZeroMQ drops, visible as sequence gaps); it bounds the
-    backlog an overload leaves, and so the delay of the estimates after it (configs/estimator/README.md).
+    backlog the input queue holds (configs/estimator/README.md); a sender's own queue beyond it is
+    bounded in time by ``max_lag_s``.
     ``drain``: messages handled per loop iteration before control and status get their turn.
+    ``max_lag_s``: when the readings the node takes fall this far behind its input stream [s], it records
+    the backlog without estimating it until it is current again, then restarts the estimator from the
+    newest readings (estimator.node.backlog; None: never, every reading is estimated in order).
     ``max_message_bytes``: ZMQ_MAXMSGSIZE (a peer sending more is disconnected by ZeroMQ; counted as
     a disconnect). ``max_future_s``: a reading stamped later than the newest accepted stamp plus
     this [s] is dropped, unless the sensors agree on that new time (a resync, estimator.node.intake):
@@ -81,6 +85,7 @@ class NodeParams:
     queue: int = 1_000
     drain: int = 100
     max_message_bytes: int = 65_536
+    max_lag_s: float | None = 0.25
     max_future_s: float = 0.25
     status_period_s: float = 1.0
     log_interval_s: float = 5.0
@@ -151,6 +156,8 @@ def node_params(section: Section, base: Path = Path(".")) -> NodeParams:
         drain=section.count("drain", default.drain, maximum=MAX_QUEUE),
         max_message_bytes=section.count("max_message_bytes", default.max_message_bytes, minimum=64,
                                         maximum=MAX_MESSAGE_BYTES),
+        max_lag_s=(section.number("max_lag_s", default.max_lag_s, positive=True, maximum=DAY_S)
+                   if section.raw("max_lag_s", default.max_lag_s) is not None else None),
         max_future_s=section.number("max_future_s", default.max_future_s, positive=True, maximum=DAY_S),
         status_period_s=section.number("status_period_s", default.status_period_s, positive=True, maximum=DAY_S),
         log_interval_s=section.number("log_interval_s", default.log_interval_s, minimum=0.0, maximum=DAY_S),

@@ -18,7 +18,8 @@ For each message received (bytes off the socket, or a map read back from a log):
 5. ``estimator.add(reading)`` (``late``: outside the window; ``ignored`` and ``outlier``: dropped
    with that reason);
 6. ``estimator.advance(newest accepted stamp)``: every estimate returned is timed (overruns: latency
-   over the budget), recorded (``estimate`` record) and returned for publishing.
+   over the budget), recorded (``estimate`` record) and returned for publishing (steps 5 and 6 not
+   while catching up, below).
 
 Resync. A reading more than ``max_future_s`` ahead of the newest admitted stamp (or that far behind it
 and behind its sensor's last stamp) is a jump candidate; its sensor's newest candidate stamp is kept,
@@ -33,6 +34,13 @@ is reset with reason ``resync`` (its first estimates flagged ``resync``), the st
 and the reading is admitted as the first of the new time (counted in ``resyncs``). One sensor's clock
 jumping while the others carry on never resyncs: their admitted readings forget its candidates.
 Replay takes the same decisions from the same input, so a resync is not recorded.
+
+Catching up. The node skips a backlog (:meth:`Intake.skip`, its decision: estimator.node.backlog):
+from then on admitted readings go through steps 1–4, are counted in ``skipped`` by the skip's reason
+and do not reach the estimator, which was finished first (its due steps estimated). :meth:`Intake.resume`
+restarts the estimator (reason ``caught_up``: its first estimates flagged so) from the next reading.
+Both are recorded as ``control`` records at their place among the readings, and only replay
+``--as-recorded`` takes them (the live estimates); a resync or a reset in between does not end a skip.
 
 At the end of the input (:meth:`Intake.finish`: a log's end in replay, the node's shutdown) the
 estimator advances with ``final=True``, so the last due steps are processed even while it coalesces.
@@ -62,6 +70,8 @@ from sensors.plausibility import ReadingBounds, reading_bounds
 
 LOGGER = logging.getLogger("mbstate.node")
 JUMP_CONFIRMATION = 2  # readings in a row of a sensor that confirm its new time (module docstring, Resync)
+SKIP, RESUME = "skip", "resume"  # the control records of the node's own skip decisions (module docstring)
+CAUGHT_UP = "caught_up"  # the estimator's reset reason on resuming after a skip
 
 
 class Throttle:
@@ -116,7 +126,11 @@ class Intake:
         # sensor → its newest stamp beyond max_future_s and how many in a row agree (module docstring)
         self.jumped: dict[str, tuple[float, int]] = {}
         self._jump_first: float | None = None  # the first such stamp since the last admitted reading
-        self._admitted_at = self._gap_at = -math.inf  # wall time of the last admission, of the last new gap
+        # wall time of the last admission, of the last new gap, of the last reading skipped
+        self._admitted_at = self._gap_at = self._skipped_at = -math.inf
+        self.epoch = 0  # changes whenever the stamps are forgotten (reset, resync)
+        self.skipping: str | None = None  # why admitted readings are skipped (None: they are estimated)
+        self.skipped_s, self._skip_began = 0.0, 0.0  # wall seconds spent skipping, start of the current skip
 
     def receive(self, data: bytes) -> list[StepEstimate]:
         """Handle the bytes of one socket message; the estimates it completed."""
@@ -156,9 +170,13 @@ class Intake:
             return estimates
         track.accept(reading.t)
         self.newest = reading.t if self.newest is None else max(self.newest, reading.t)
-        self.counters.accepted += 1
         self._admitted_at = self.clock()
         self.jumped, self._jump_first = {}, None
+        if self.skipping is not None:
+            self.counters.skipped[self.skipping] += 1
+            self._skipped_at = self._admitted_at
+            return estimates
+        self.counters.accepted += 1
         verdict = self.estimator.add(reading)
         if verdict == "late":
             self.counters.late += 1
@@ -209,6 +227,7 @@ class Intake:
         self.throttle.warn("resync", f"the sensors moved from t={self.newest!r} to t={reading.t!r}: "
                                      "estimator restarted there")
         self.newest, self.jumped, self._jump_first = None, {}, None
+        self.epoch += 1
         self.counters.resyncs += 1
         return estimates
 
@@ -219,7 +238,9 @@ class Intake:
         """The end of the input (a log's end, the node's shutdown): every step due by the newest stamp,
         also those a coalescing estimator still holds back for a full group; timed, recorded and
         returned like any estimates."""
-        return [] if self.newest is None else self._took(self.estimator.advance(self.newest, final=True))
+        if self.newest is None or self.skipping is not None:  # skipping: finished when the skip began
+            return []
+        return self._took(self.estimator.advance(self.newest, final=True))
 
     def _took(self, estimates: list[StepEstimate]) -> list[StepEstimate]:
         """Estimates the estimator returned: counted, timed against the budget, recorded, published."""
@@ -252,7 +273,31 @@ class Intake:
         self.estimator.reset()
         self.tracks = {name: SensorTrack() for name in self.dimensions}
         self.newest, self.jumped, self._jump_first = None, {}, None
+        self.epoch += 1
         return estimates
+
+    def skip(self, reason: str) -> list[StepEstimate]:
+        """From the next message on, admitted readings are recorded and counted (``skipped`` by
+        ``reason``) but not estimated: the node is behind its input (estimator.node.backlog). Recorded
+        as a ``skip`` control record; the steps already due are estimated first (``finish``) and
+        returned."""
+        estimates = self.finish()
+        if self.log is not None:
+            self.log.write("control", {"command": SKIP, "reason": reason})
+        self.skipping, self._skip_began = reason, self.clock()
+        self.throttle.warn("skipping", f"behind the input stream ({reason}) at t={self.newest!r}: its backlog is "
+                                       "recorded, not estimated")
+        return estimates
+
+    def resume(self) -> None:
+        """Estimate again from the next message on, after ``skip``: the estimator restarts from the
+        newest readings (reset with reason ``caught_up``). Recorded as a ``resume`` control record."""
+        if self.log is not None:
+            self.log.write("control", {"command": RESUME})
+        self.skipping = None
+        self.skipped_s += self.clock() - self._skip_began
+        self.estimator.reset(CAUGHT_UP)
+        LOGGER.info("caught up with the input stream at t=%r: estimating again", self.newest)
 
     def status(self, period: float) -> dict[str, Any]:
         """The status fields this side knows (see estimator.node.publishing); ``period`` [s] since the
@@ -263,6 +308,7 @@ class Intake:
                 "sensors": {name: track.report(period) for name, track in self.tracks.items()},
                 "gaps": sum(track.gaps for track in self.tracks.values()),
                 **self.counters.as_dict(), "recoveries": int(estimator_counters.get("recoveries", 0)),
+                "skipping_s": self.skipped_s + (0.0 if self.skipping is None else self.clock() - self._skip_began),
                 "latency_ms": self.latency.summary_ms(), "estimator": estimator_counters,
                 "observability": None if observability is None else observability.as_dict()}
 
@@ -270,12 +316,15 @@ class Intake:
     def state(self, level: int) -> str:
         """The status ``state`` (the first that holds): ``waiting`` (readings were admitted, but none for
         ``quiet_s``: silence, or readings held back until the sensors agree on a new time), ``starting``
-        (the estimator's start-up, also before any input), ``shedding`` (a sequence gap appeared within
+        (the estimator's start-up, also before any input), ``catching_up`` (a reading was skipped within
+        ``quiet_s``: the node is behind its input, ``skip``), ``shedding`` (a sequence gap appeared within
         ``quiet_s``: input lost upstream or by the input queue), ``degraded`` (degradation ``level``
         above 0), ``running``."""
         now = self.clock()
         if math.isfinite(self._admitted_at) and now - self._admitted_at > self.quiet_s:
             return "waiting"
+        if now - self._skipped_at <= self.quiet_s:
+            return "catching_up"
         if not self.estimator.started:
             return "starting"
         if now - self._gap_at <= self.quiet_s:

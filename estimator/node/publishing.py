@@ -13,9 +13,10 @@
 
 ``status`` (every ``status_period_s`` and as the reply to the ``status`` command)::
 
-    type "status", state ("starting" | "running"), uptime_s, t (newest accepted stamp or nil),
-    coordinates, forces (names), sensors {id: {rate_hz, accepted, gaps, last_t}}, the counters of
-    estimator.node.stats.NodeCounters, recoveries, latency_ms {p50, p99, max}, estimator {counters},
+    type "status", state (estimator.node.intake.Intake.state), uptime_s, t (newest accepted stamp or
+    nil), coordinates, forces (names), sensors {id: {rate_hz, accepted, gaps, last_t}}, the counters of
+    estimator.node.stats.NodeCounters, recoveries, skipping_s (wall seconds spent catching up,
+    estimator.node.backlog), latency_ms {p50, p99, max}, estimator {counters},
     observability (nil until the estimator has started, then its start-up check:
     estimator.online.observability.ObservabilityReport.as_dict)
 """

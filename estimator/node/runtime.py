@@ -10,12 +10,15 @@ publish the estimates it completes; answer one control request; publish a status
 ``node.status_period_s``; count the peers ZeroMQ disconnects (a socket monitor); flush the log
 when its flush interval has passed, records or not (the poll's timeout bounds the wait). The input queue is
 bounded by ZMQ_RCVHWM (= ``node.queue``): beyond it ZeroMQ drops messages, which show up as sequence
-gaps per sensor and in the status (state ``shedding``, estimator.node.intake); the bound is what an
-overload can delay the estimates by. Messages over ZMQ_MAXMSGSIZE (input and control) never reach
-the node: ZeroMQ disconnects their sender (on the input counted in ``disconnects``); the sender
-reconnects by itself. Access (estimator.node.access): optional CURVE on every socket, a warning for
-an endpoint bound beyond loopback without it, and an ``ipc://`` endpoint a live process serves is
-refused.
+gaps per sensor and in the status (state ``shedding``, estimator.node.intake). A sender that queues
+without bound (SNDHWM 0) can delay the estimates beyond that: after each message taken the node
+measures how far behind its input stream it is (estimator.node.backlog) and, ``node.max_lag_s``
+behind, records the backlog without estimating it until no message waits, then restarts the
+estimator from the newest readings (estimator.node.intake, ``skip`` and ``resume``). Messages over
+ZMQ_MAXMSGSIZE (input and control) never reach the node: ZeroMQ disconnects their sender (on the
+input counted in ``disconnects``); the sender reconnects by itself. Access (estimator.node.access):
+optional CURVE on every socket, a warning for an endpoint bound beyond loopback without it, and an
+``ipc://`` endpoint a live process serves is refused.
 
 Control requests and replies are msgpack maps: ``{"command": "status" | "reset" | "shutdown"}``;
 replies carry ``ok`` (true / false) and ``command``, ``error`` (text, the request shortened; counted
@@ -44,6 +47,7 @@ from estimator.collector import steady_collection
 from estimator.errors import MbstateError, shown
 from estimator.logfile import LogWriter
 from estimator.node.access import beyond_loopback, check_ipc_free, curve_server, key_pair
+from estimator.node.backlog import BacklogWatch
 from estimator.node.config import NodeConfig
 from estimator.node.intake import EstimatorFactory, intake_for, log_header, online_estimator
 from estimator.node.publishing import UNPACK_ERRORS, estimate_message, unpack
@@ -85,6 +89,8 @@ class Node:
             self._close_sockets()
             raise
         self.intake = intake_for(config, self.estimator, self.log, publish=self._send_estimate)
+        lag = config.node.max_lag_s
+        self.watch = BacklogWatch(lag) if lag is not None else None
         self.started_at = self._status_at = time.monotonic()
 
     def _socket(self, kind: int, name: str, options: dict[int, int] | None = None) -> zmq.Socket:
@@ -166,6 +172,18 @@ class Node:
             except zmq.Again:
                 return
             self.intake.receive(data)
+            if self.watch is not None:
+                self._keep_current()
+
+    def _keep_current(self) -> None:
+        """After a message taken: skip the backlog when the node is ``max_lag_s`` behind its input, estimate
+        again once no message waits (estimator.node.backlog); the decision holds from the next message on."""
+        waiting = bool(self.sub.getsockopt(zmq.EVENTS) & zmq.POLLIN)
+        reason = self.watch.verdict(self.intake.newest, self.intake.epoch, waiting)
+        if self.intake.skipping is not None and not waiting:
+            self.intake.resume()
+        elif reason is not None and self.intake.skipping is None:
+            self.intake.skip(reason)
 
     def _send_estimate(self, fields: dict[str, Any]) -> None:
         """Publish one estimate (its map from the intake, estimator.node.publishing.estimate_fields)."""

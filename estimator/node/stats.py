@@ -91,7 +91,9 @@ class NodeCounters:
     oversized message disconnects its sender); ``bad_requests``: control requests that were not a
     known command (answered with an error); ``resyncs``: restarts at a new sensor time
     (estimator.node.intake). Dropped reasons: ``backwards``, ``future``, ``range`` and ``cov``
-    (sensors.plausibility), ``ignored`` and ``outlier`` (the estimator's).
+    (sensors.plausibility), ``ignored`` and ``outlier`` (the estimator's). ``skipped``: admitted
+    (recorded, stamps checked) but not estimated while the node caught up with its input, by the
+    reason it was behind (``behind``, ``burst``: estimator.node.backlog).
     """
 
     received: int = 0
@@ -104,10 +106,12 @@ class NodeCounters:
     resyncs: int = 0
     dropped: Counter = field(default_factory=Counter)
     malformed: Counter = field(default_factory=Counter)
+    skipped: Counter = field(default_factory=Counter)
 
     def as_dict(self) -> dict:
         return {"received": self.received, "accepted": self.accepted, "late": self.late, "steps": self.steps,
                 "overruns": self.overruns, "disconnects": self.disconnects, "bad_requests": self.bad_requests,
                 "resyncs": self.resyncs,
                 "dropped": sum(self.dropped.values()), "dropped_by_reason": dict(self.dropped),
-                "malformed": sum(self.malformed.values()), "malformed_by_reason": dict(self.malformed)}
+                "malformed": sum(self.malformed.values()), "malformed_by_reason": dict(self.malformed),
+                "skipped": sum(self.skipped.values()), "skipped_by_reason": dict(self.skipped)}

@@ -241,7 +241,8 @@ class OnlineEstimator:
 
     def reset(self, reason: str | None = None) -> None:
         """Back to start-up: buffers, window and degradation level cleared, counters kept. ``reason``:
-        None (the reset command), ``resync`` (the sensors' time moved, estimator.node.intake) or
+        None (the reset command), ``resync`` (the sensors' time moved, estimator.node.intake),
+        ``caught_up`` (the node skipped a backlog of its input, estimator.node.backlog) or
         ``reinitialized`` (the solver failed): counted under its own name, and the estimates of the first
         window after the next start-up carry it as a flag."""
         self._reason = reason
@@ -504,10 +505,10 @@ class OnlineEstimator:
         """The estimates of the processed steps that ``output_delay`` still holds back, published now (the
         input has ended, or the solver failed after them) from their last estimates; with their marginal
         σ only if ``sigmas`` (not after a failure, which may have left the smoother's tree unusable)."""
-        start = self.clock()
         held = range(self._published, self._next)
         if not held:
-            return []
+            return []  # no clock read: a replay's RecordedClock pairs two reads with each recorded update
+        start = self.clock()
         outputs = [self._output(k, sigmas) for k in held]
         return self._estimates(held, outputs, (self.clock() - start) / len(held), [])
 

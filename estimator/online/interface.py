@@ -13,8 +13,9 @@ from sensors.messages import Reading
 
 COUNTERS = ("readings", "steps", "pending", "used", "late", "dropped", "ignored", "outlier", "overruns",
             "degraded_steps", "coalesced_steps", "recoveries", "solver_recoveries", "resets", "resyncs",
-            "reinitializations", "startup_failures", "relinearizations")
-RESTARTS = {"resync": "resyncs", "reinitialized": "reinitializations"}  # reset reasons and their counters
+            "catch_ups", "reinitializations", "startup_failures", "relinearizations")
+# reset reasons and their counters
+RESTARTS = {"resync": "resyncs", "caught_up": "catch_ups", "reinitialized": "reinitializations"}
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class StepEstimate:
     # coalesced); with output_delay, the steps that update published (the first output_delay updates publish
     # none, so a recorded log's timing lacks them)
     flags: tuple[str, ...]  # "startup", "degraded", "coalesced", "recovered", "solver_recovery", "unobservable",
-    # "resync", "reinitialized"
+    # "resync", "caught_up", "reinitialized"
     model: dict[str, float] = field(default_factory=dict)  # model-error states: "gravity_error" (gravity_sigma),
     # "mass_error.<body>" (mass_sigma), "length_error.<body>" (length_sigma), "friction.<coordinate>"
     # (friction_sigma)

@@ -37,7 +37,7 @@ from estimator.model import Mechanism
 from estimator.online.config import AUTO, EstimatorConfig
 from estimator.online.filters.error_ekf import ErrorEKF, Measurement
 from estimator.online.filters.ukf import UnscentedKF
-from estimator.online.interface import COUNTERS, StepEstimate
+from estimator.online.interface import COUNTERS, RESTARTS, StepEstimate
 from estimator.online.startup import KnownVelocity, initial_state, start_anchor
 from sensors.config import SensorSet
 from sensors.messages import Reading
@@ -88,8 +88,8 @@ class OnlineFilter:
         """As OnlineEstimator.counters (the filter never degrades: level 0)."""
         return {**self._counters, "level": 0}
 
-    def reset(self) -> None:
-        """Back to start-up, counters kept."""
+    def reset(self, reason: str | None = None) -> None:
+        """Back to start-up, counters kept; counted under ``reason`` (as OnlineEstimator.reset; no flag)."""
         self._grid: TimeGrid | None = None
         self._buffer: list[Reading] = []
         self._first: float | None = None
@@ -97,7 +97,7 @@ class OnlineFilter:
         self._pending: dict[int, list[Measurement]] = {}
         self._pending_count = 0
         self._filter = FILTERS[self.config.kind](self.mech, self.config.acceleration_noise)
-        self._counters["resets"] += 1
+        self._counters[RESTARTS.get(reason, "resets")] += 1
 
     def add(self, reading: Reading) -> str:
         """Take one validated reading; its disposition (pending, late, dropped, ignored)."""

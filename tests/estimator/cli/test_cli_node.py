@@ -52,7 +52,10 @@ def test_demo_json_summary(capsys) -> None:
     assert "first run compiles the numeric kernels" in err  # progress goes to stderr, the JSON alone to stdout
     assert summary["received"] == summary["readings_sent"] > 1000 and not summary["interrupted"]
     assert summary["dropped"] == summary["malformed"] == summary["late"] == 0
-    assert summary["steps"] >= 465 and summary["estimates_received"] == summary["steps"]
+    assert summary["accepted"] + summary["skipped"] == summary["received"]
+    # every step, unless the node fell node.max_lag_s behind its input (a loaded machine) and skipped readings
+    assert summary["steps"] >= (465 if summary["skipped"] == 0 else 1)
+    assert summary["estimates_received"] == summary["steps"]
     assert summary["latency_ms"].keys() == {"p50", "p99", "max"} and 0.0 < summary["latency_ms"]["p50"]
     # the demo measures ~0.5 mm, 5 mm/s, 1 mrad and 0.2 N·m on 5 s; loose bounds against a broken pipeline
     errors = summary["rmse"]
