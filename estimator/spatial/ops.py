@@ -1,0 +1,154 @@
+"""Numba kernels' small operations on packed rows: joint transforms, Ad, ad and inertia products.
+
+A body row of the packed model (``pack``) holds Bᵢ (R row-major, p), the unit axis, the damping and
+Coulomb friction, and the 6×6 inertia Mᵇ row-major; a workspace row holds the relative
+configuration C_{λ(i),i}(qᵢ) and the recursions' twists, accelerations and wrenches. Every function
+writes into arrays it is given: nothing allocates.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+# packed model row
+G_ROT, G_POS, G_AXIS, G_DAMP, G_FRIC, G_INERTIA, G_WIDTH = 0, 9, 12, 15, 16, 18, 54
+# workspace row: relative configuration, twist, acceleration, wrench, ABA's terms, scratch
+W_REL, W_V, W_A, W_F, W_IA, W_PA, W_U, W_D, W_UU, W_C, W_T1, W_T2, W_M6, W_WIDTH = \
+    0, 12, 18, 24, 30, 66, 72, 78, 79, 80, 86, 92, 98, 134
+
+
+def pack(parent: np.ndarray, kind: np.ndarray, placement: np.ndarray, axis: np.ndarray,
+         damping: np.ndarray, friction: np.ndarray, inertia: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(ints (n, 2): parent and kind; geo (n, G_WIDTH)): the model as the kernels read it."""
+    n = len(parent)
+    geo = np.zeros((n, G_WIDTH))
+    geo[:, G_ROT:G_AXIS] = placement
+    geo[:, G_AXIS:G_DAMP] = axis
+    geo[:, G_DAMP], geo[:, G_FRIC] = damping, friction
+    geo[:, G_INERTIA:] = inertia.reshape(n, 36)
+    return np.stack((parent, kind), axis=1).astype(np.int64), geo
+
+
+@njit(cache=True)
+def joint_transform(kind: int, g: np.ndarray, q: float, rel: np.ndarray) -> None:
+    """C_{λ,i}(q) = Bᵢ exp(ⁱXᵢ q) into rel (R row-major, p): a rotation about the axis by q
+    (Rodrigues) or a translation q along it."""
+    x, y, z = g[G_AXIS], g[G_AXIS + 1], g[G_AXIS + 2]
+    if kind == 0:
+        c, s = math.cos(q), math.sin(q)
+        t = 1.0 - c
+        j00, j01, j02 = t * x * x + c, t * x * y - s * z, t * x * z + s * y
+        j10, j11, j12 = t * x * y + s * z, t * y * y + c, t * y * z - s * x
+        j20, j21, j22 = t * x * z - s * y, t * y * z + s * x, t * z * z + c
+        for r in range(3):
+            a, b, d = g[3 * r], g[3 * r + 1], g[3 * r + 2]
+            rel[3 * r] = a * j00 + b * j10 + d * j20
+            rel[3 * r + 1] = a * j01 + b * j11 + d * j21
+            rel[3 * r + 2] = a * j02 + b * j12 + d * j22
+            rel[9 + r] = g[G_POS + r]
+    else:
+        for r in range(3):
+            rel[3 * r], rel[3 * r + 1], rel[3 * r + 2] = g[3 * r], g[3 * r + 1], g[3 * r + 2]
+            rel[9 + r] = g[G_POS + r] + q * (g[3 * r] * x + g[3 * r + 1] * y + g[3 * r + 2] * z)
+
+
+@njit(cache=True)
+def to_child(rel: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
+    """out = Ad_{C⁻¹} Y for C = rel: a parent-frame twist in the child frame, ω' = Rᵀω,
+    v' = Rᵀ(v + ω × p)."""
+    w0, w1, w2 = y[0], y[1], y[2]
+    u0 = y[3] + w1 * rel[11] - w2 * rel[10]
+    u1 = y[4] + w2 * rel[9] - w0 * rel[11]
+    u2 = y[5] + w0 * rel[10] - w1 * rel[9]
+    for c in range(3):
+        out[c] = rel[c] * w0 + rel[3 + c] * w1 + rel[6 + c] * w2
+        out[3 + c] = rel[c] * u0 + rel[3 + c] * u1 + rel[6 + c] * u2
+
+
+@njit(cache=True)
+def add_to_parent(rel: np.ndarray, w: np.ndarray, out: np.ndarray) -> None:
+    """out += Adᵀ_{C⁻¹} W for C = rel: a child-frame wrench in the parent frame, f' = R f,
+    t' = R t + p × f'."""
+    f0, f1, f2 = (rel[0] * w[3] + rel[1] * w[4] + rel[2] * w[5], rel[3] * w[3] + rel[4] * w[4] + rel[5] * w[5],
+                  rel[6] * w[3] + rel[7] * w[4] + rel[8] * w[5])
+    for r in range(3):
+        out[r] += rel[3 * r] * w[0] + rel[3 * r + 1] * w[1] + rel[3 * r + 2] * w[2]
+    out[3] += f0
+    out[4] += f1
+    out[5] += f2
+    out[0] += rel[10] * f2 - rel[11] * f1
+    out[1] += rel[11] * f0 - rel[9] * f2
+    out[2] += rel[9] * f1 - rel[10] * f0
+
+
+@njit(cache=True)
+def bracket(x: np.ndarray, y: np.ndarray, scale: float, out: np.ndarray) -> None:
+    """out += scale · [X, Y] = scale · (ωx × ωy; vx × ωy + ωx × vy) (Müller eq. 113)."""
+    out[0] += scale * (x[1] * y[2] - x[2] * y[1])
+    out[1] += scale * (x[2] * y[0] - x[0] * y[2])
+    out[2] += scale * (x[0] * y[1] - x[1] * y[0])
+    out[3] += scale * (x[4] * y[2] - x[5] * y[1] + x[1] * y[5] - x[2] * y[4])
+    out[4] += scale * (x[5] * y[0] - x[3] * y[2] + x[2] * y[3] - x[0] * y[5])
+    out[5] += scale * (x[3] * y[1] - x[4] * y[0] + x[0] * y[4] - x[1] * y[3])
+
+
+@njit(cache=True)
+def co_bracket(v: np.ndarray, h: np.ndarray, scale: float, out: np.ndarray) -> None:
+    """out += scale · (−ad_Vᵀ h) = scale · (ω × t + v × f; ω × f) for V = (ω; v), h = (t; f)."""
+    out[0] += scale * (v[1] * h[2] - v[2] * h[1] + v[4] * h[5] - v[5] * h[4])
+    out[1] += scale * (v[2] * h[0] - v[0] * h[2] + v[5] * h[3] - v[3] * h[5])
+    out[2] += scale * (v[0] * h[1] - v[1] * h[0] + v[3] * h[4] - v[4] * h[3])
+    out[3] += scale * (v[1] * h[5] - v[2] * h[4])
+    out[4] += scale * (v[2] * h[3] - v[0] * h[5])
+    out[5] += scale * (v[0] * h[4] - v[1] * h[3])
+
+
+@njit(cache=True)
+def inertia_times(m: np.ndarray, y: np.ndarray, scale: float, out: np.ndarray) -> None:
+    """out += scale · M Y for M a row-major 6×6."""
+    for r in range(6):
+        s = 0.0
+        for c in range(6):
+            s += m[6 * r + c] * y[c]
+        out[r] += scale * s
+
+
+@njit(cache=True)
+def screw_dot(kind: int, g: np.ndarray, w: np.ndarray) -> float:
+    """ⁱXᵢᵀ W: the axis against the moment (revolute) or the force (prismatic)."""
+    o = 3 * kind
+    return g[G_AXIS] * w[o] + g[G_AXIS + 1] * w[o + 1] + g[G_AXIS + 2] * w[o + 2]
+
+
+@njit(cache=True)
+def set_screw(kind: int, g: np.ndarray, out: np.ndarray) -> None:
+    """out = ⁱXᵢ = (a; 0) or (0; a)."""
+    for r in range(6):
+        out[r] = 0.0
+    for r in range(3):
+        out[3 * kind + r] = g[G_AXIS + r]
+
+
+@njit(cache=True)
+def add_inertia_to_parent(rel: np.ndarray, m: np.ndarray, scratch: np.ndarray, out: np.ndarray) -> None:
+    """out += Adᵀ_{C⁻¹} M Ad_{C⁻¹} (row-major 6×6), C = rel: a child-frame inertia in the parent
+    frame, column by column (scratch: 12 entries)."""
+    col, img = scratch[0:6], scratch[6:12]
+    for c in range(6):  # column c of Ad_{C⁻¹}: the unit twist e_c of the parent in the child frame
+        for r in range(6):
+            col[r] = 0.0
+        col[c] = 1.0
+        to_child(rel, col, img)
+        for r in range(6):
+            s = 0.0
+            for k in range(6):
+                s += m[6 * r + k] * img[k]
+            col[r] = s
+        for r in range(6):
+            img[r] = 0.0
+        add_to_parent(rel, col, img)
+        for r in range(6):
+            out[6 * r + c] += img[r]
