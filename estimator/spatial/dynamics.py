@@ -38,6 +38,10 @@ def workspace(model: SpatialModel) -> Workspace:
 
 
 def _vector(model: SpatialModel, name: str, value: np.ndarray) -> np.ndarray:
+    """``value`` as a contiguous float array of n entries (as given when it already is one)."""
+    if type(value) is np.ndarray and value.shape == (model.dof,) and value.dtype == np.float64 \
+            and value.flags.c_contiguous:
+        return value
     out = np.ascontiguousarray(value, dtype=float)
     if out.shape != (model.dof,):
         raise MbstateError(f"{name}: expected {model.dof} values, got shape {out.shape}")

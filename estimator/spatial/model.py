@@ -34,7 +34,8 @@ class Frame:
 
 @dataclass(frozen=True)
 class SpatialModel:
-    """A tree of n bodies and n one-DOF joints (joint i moves body i relative to body parent[i]).
+    """A tree of n bodies and n one-DOF joints (joint i moves body i relative to body parent[i]);
+    link_names and parent_links: each joint's URDF child and parent links.
 
     Arrays (read-only): parent (n,) int, −1 for the base; kind (n,) REVOLUTE or PRISMATIC;
     placement (n, 12) Bᵢ as the rows of R then p; axis (n, 3) unit axis in body i's frame;
@@ -48,6 +49,7 @@ class SpatialModel:
     joint_names: tuple[str, ...]
     joint_types: tuple[str, ...]
     link_names: tuple[str, ...]
+    parent_links: tuple[str, ...]
     parent: np.ndarray
     kind: np.ndarray
     placement: np.ndarray
@@ -149,7 +151,7 @@ def build_model(robot: UrdfRobot, extra: Sidecar) -> SpatialModel:
     return SpatialModel(
         name=robot.name, base=robot.root, joint_names=tuple(names),
         joint_types=tuple(joint.type for joint in joints),
-        link_names=tuple(joint.child for joint in joints),
+        link_names=tuple(joint.child for joint in joints), parent_links=tuple(joint.parent for joint in joints),
         parent=np.array([body for _, body in moving], dtype=np.int64).reshape(n),
         kind=np.array([PRISMATIC if joint.type == "prismatic" else REVOLUTE for joint in joints], dtype=np.int64),
         placement=np.array([np.concatenate((rot.ravel(), pos)) for rot, pos in placements]).reshape(n, 12),
