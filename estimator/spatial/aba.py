@@ -64,7 +64,7 @@ def aba_kernel(ints: np.ndarray, geo: np.ndarray, gravity: np.ndarray, q: np.nda
             inertia_times(ia, c, 1.0, pa)
             for r in range(6):
                 pa[r] += u[r] * row[W_UU] / d
-            add_inertia_to_parent(row[W_REL:W_REL + 12], ia, row[W_M6:W_M6 + 12], ws[p, W_IA:W_IA + 36])
+            add_inertia_to_parent(row[W_REL:W_REL + 12], ia, row[W_M6:W_M6 + 54], ws[p, W_IA:W_IA + 36])
             add_to_parent(row[W_REL:W_REL + 12], pa, ws[p, W_PA:W_PA + 6])
     for i in range(n):
         row = ws[i]

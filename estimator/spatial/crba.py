@@ -19,13 +19,15 @@ def crba_kernel(ints: np.ndarray, geo: np.ndarray, q: np.ndarray, ws: np.ndarray
     """M(q) into mass (n, n); ws[:, W_IA:W_IA+36] holds the composite inertias afterwards."""
     n = ints.shape[0]
     for i in range(n):
+        for k in range(n):  # entries of bodies on different branches stay 0
+            mass[i, k] = 0.0
         joint_transform(ints[i, 1], geo[i], q[i], ws[i, W_REL:W_REL + 12])
         for r in range(36):
             ws[i, W_IA + r] = geo[i, G_INERTIA + r]
     for i in range(n - 1, -1, -1):
         p = ints[i, 0]
         if p >= 0:
-            add_inertia_to_parent(ws[i, W_REL:W_REL + 12], ws[i, W_IA:W_IA + 36], ws[i, W_M6:W_M6 + 12],
+            add_inertia_to_parent(ws[i, W_REL:W_REL + 12], ws[i, W_IA:W_IA + 36], ws[i, W_M6:W_M6 + 54],
                                   ws[p, W_IA:W_IA + 36])
     for i in range(n):
         x, f, g = ws[i, W_T1:W_T1 + 6], ws[i, W_T2:W_T2 + 6], ws[i, W_M6:W_M6 + 6]
@@ -43,15 +45,3 @@ def crba_kernel(ints: np.ndarray, geo: np.ndarray, q: np.ndarray, ws: np.ndarray
             for r in range(6):
                 f[r] = g[r]
             mass[i, j] = mass[j, i] = screw_dot(ints[j, 1], geo[j], f)
-        for k in range(n):  # bodies on other branches
-            if k != i and not _related(ints, i, k):
-                mass[i, k] = 0.0
-
-
-@njit(cache=True)
-def _related(ints: np.ndarray, i: int, k: int) -> bool:
-    """Whether one of bodies i and k is an ancestor of the other."""
-    a, b = (i, k) if i > k else (k, i)  # parents come first: only the later can descend from the earlier
-    while a > b:
-        a = ints[a, 0]
-    return a == b

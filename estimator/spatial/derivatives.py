@@ -41,39 +41,38 @@ def rnea_derivatives_kernel(ints: np.ndarray, geo: np.ndarray, gravity: np.ndarr
             to_child(rel, h, apar)
         else:
             to_child(rel, ws[p, W_A:W_A + 6], apar)
-        for s in range(2):
-            for k in range(n):
-                dvi, dai = dv[s, i, k], da[s, i, k]
-                if p >= 0:
-                    to_child(rel, dv[s, p, k], dvi)
-                    to_child(rel, da[s, p, k], dai)
-                else:
-                    for r in range(6):
-                        dvi[r] = dai[r] = 0.0
-                if k == i:
-                    if s == 0:
-                        bracket(v, x, 1.0, dvi)
-                        bracket(apar, x, 1.0, dai)
-                    else:
-                        for r in range(6):
-                            dvi[r] += x[r]
-                        bracket(v, x, 1.0, dai)
-                bracket(dvi, x, qd[i], dai)
-        m = geo[i, G_INERTIA:]
-        h = row[W_M6:W_M6 + 6]
+        m, h, mdv = geo[i, G_INERTIA:], row[W_M6:W_M6 + 6], row[W_M6 + 6:W_M6 + 12]
         for r in range(6):
             h[r] = 0.0
         inertia_times(m, v, 1.0, h)
         for s in range(2):
             for k in range(n):
-                dwi, mdv = dw[s, i, k], row[W_M6 + 6:W_M6 + 12]
                 for r in range(6):
-                    dwi[r] = 0.0
+                    dw[s, i, k, r] = 0.0
+            k = i
+            while k >= 0:  # only the joints that move body i: the other tangents stay zero
+                dvi, dai, dwi = dv[s, i, k], da[s, i, k], dw[s, i, k]
+                if k == i:
+                    for r in range(6):
+                        dvi[r] = dai[r] = 0.0
+                    if s == 0:
+                        bracket(v, x, 1.0, dvi)
+                        bracket(apar, x, 1.0, dai)
+                    else:
+                        for r in range(6):
+                            dvi[r] = x[r]
+                        bracket(v, x, 1.0, dai)
+                else:
+                    to_child(rel, dv[s, p, k], dvi)
+                    to_child(rel, da[s, p, k], dai)
+                bracket(dvi, x, qd[i], dai)
+                for r in range(6):
                     mdv[r] = 0.0
-                inertia_times(m, da[s, i, k], 1.0, dwi)
-                co_bracket(dv[s, i, k], h, 1.0, dwi)
-                inertia_times(m, dv[s, i, k], 1.0, mdv)
+                inertia_times(m, dai, 1.0, dwi)
+                co_bracket(dvi, h, 1.0, dwi)
+                inertia_times(m, dvi, 1.0, mdv)
                 co_bracket(v, mdv, 1.0, dwi)
+                k = ints[k, 0]
     for i in range(n - 1, -1, -1):
         kind, g, row = ints[i, 1], geo[i], ws[i]
         p, x = ints[i, 0], row[W_T1:W_T1 + 6]

@@ -17,7 +17,7 @@ from numba import njit
 G_ROT, G_POS, G_AXIS, G_DAMP, G_FRIC, G_INERTIA, G_WIDTH = 0, 9, 12, 15, 16, 18, 54
 # workspace row: relative configuration, twist, acceleration, wrench, ABA's terms, scratch
 W_REL, W_V, W_A, W_F, W_IA, W_PA, W_U, W_D, W_UU, W_C, W_T1, W_T2, W_M6, W_WIDTH = \
-    0, 12, 18, 24, 30, 66, 72, 78, 79, 80, 86, 92, 98, 134
+    0, 12, 18, 24, 30, 66, 72, 78, 79, 80, 86, 92, 98, 152
 
 
 def pack(parent: np.ndarray, kind: np.ndarray, placement: np.ndarray, axis: np.ndarray,
@@ -134,21 +134,32 @@ def set_screw(kind: int, g: np.ndarray, out: np.ndarray) -> None:
 
 @njit(cache=True)
 def add_inertia_to_parent(rel: np.ndarray, m: np.ndarray, scratch: np.ndarray, out: np.ndarray) -> None:
-    """out += Adᵀ_{C⁻¹} M Ad_{C⁻¹} (row-major 6×6), C = rel: a child-frame inertia in the parent
-    frame, column by column (scratch: 12 entries)."""
-    col, img = scratch[0:6], scratch[6:12]
-    for c in range(6):  # column c of Ad_{C⁻¹}: the unit twist e_c of the parent in the child frame
-        for r in range(6):
-            col[r] = 0.0
-        col[c] = 1.0
-        to_child(rel, col, img)
-        for r in range(6):
-            s = 0.0
-            for k in range(6):
-                s += m[6 * r + k] * img[k]
-            col[r] = s
-        for r in range(6):
-            img[r] = 0.0
-        add_to_parent(rel, col, img)
-        for r in range(6):
-            out[6 * r + c] += img[r]
+    """out += Adᵀ_{C⁻¹} M Ad_{C⁻¹} for a symmetric row-major 6×6 M = [[A, B], [Bᵀ, D]] in the child
+    frame, C = rel = (R, p): the blocks rotated (X_r = R X Rᵀ), then moved to the parent origin,
+    A' = A_r + p̃ B_rᵀ − B_r p̃ − p̃ D_r p̃, B' = B_r + p̃ D_r, D' = D_r (scratch: 54 entries)."""
+    a, b, d, t = scratch[0:9], scratch[9:18], scratch[18:27], scratch[27:36]
+    for blk, r0, c0 in ((a, 0, 0), (b, 0, 3), (d, 3, 3)):
+        for r in range(3):  # t = X Rᵀ
+            for c in range(3):
+                t[3 * r + c] = (m[6 * (r0 + r) + c0] * rel[3 * c] + m[6 * (r0 + r) + c0 + 1] * rel[3 * c + 1]
+                                + m[6 * (r0 + r) + c0 + 2] * rel[3 * c + 2])
+        for r in range(3):  # blk = R t
+            for c in range(3):
+                blk[3 * r + c] = rel[3 * r] * t[c] + rel[3 * r + 1] * t[3 + c] + rel[3 * r + 2] * t[6 + c]
+    e, f = scratch[36:45], scratch[45:54]
+    p0, p1, p2 = rel[9], rel[10], rel[11]
+    for c in range(3):  # t = p̃ D_r, column by column
+        t[c] = p1 * d[6 + c] - p2 * d[3 + c]
+        t[3 + c] = p2 * d[c] - p0 * d[6 + c]
+        t[6 + c] = p0 * d[3 + c] - p1 * d[c]
+    for c in range(3):  # e = p̃ B_rᵀ and f = p̃ tᵀ, column c: p × (row c of B_r or t)
+        for x, y in ((b, e), (t, f)):
+            y[c] = p1 * x[3 * c + 2] - p2 * x[3 * c + 1]
+            y[3 + c] = p2 * x[3 * c] - p0 * x[3 * c + 2]
+            y[6 + c] = p0 * x[3 * c + 1] - p1 * x[3 * c]
+    for r in range(3):  # with p̃ᵀ = −p̃: −B_r p̃ = eᵀ and −t p̃ = fᵀ
+        for c in range(3):
+            out[6 * r + c] += a[3 * r + c] + e[3 * r + c] + e[3 * c + r] + f[3 * c + r]
+            out[6 * r + 3 + c] += b[3 * r + c] + t[3 * r + c]
+            out[6 * (3 + c) + r] += b[3 * r + c] + t[3 * r + c]
+            out[6 * (3 + r) + 3 + c] += d[3 * r + c]
