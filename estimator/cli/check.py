@@ -34,7 +34,7 @@ from estimator.online.config import EstimatorConfig
 from estimator.online.estimator import OnlineEstimator
 from estimator.online.observability import ObservabilityReport, observability
 from estimator.online.startup import initial_state, start_anchor
-from estimator.spatial.model import SpatialModel, load_spatial
+from estimator.spatial.model import SpatialModel, is_urdf, load_spatial
 from sensors.config import SensorSet, load_sensors
 
 
@@ -191,7 +191,7 @@ def format_urdf_text(info: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Load, assemble and print; file and assembly problems raise MbstateError (exit code 2)."""
-    if args.mechanism.lower().endswith(".urdf"):
+    if is_urdf(args.mechanism):
         if args.sensors or args.config:
             raise MbstateError(f"{args.mechanism}: --sensors and --config are not available for URDF files yet")
         info = urdf_report(load_spatial(args.mechanism), args.mechanism)

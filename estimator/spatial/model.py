@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from estimator.errors import MbstateError
 from estimator.spatial import lie
 from estimator.spatial.ops import pack
 from estimator.spatial.sidecar import FrameSpec, Sidecar, read_sidecar
@@ -169,3 +170,32 @@ def _frame(spec: FrameSpec, attached: dict) -> Frame:
     body, pose = attached[spec.link]
     rot, pos = lie.compose(pose, (lie.rotation_rpy(np.array(spec.rpy)), np.array(spec.xyz)))
     return Frame(spec.name, body, rot, pos)
+
+
+def is_urdf(path: str | Path) -> bool:
+    """Whether the commands read ``path`` as a URDF file (by its suffix) rather than a mechanism YAML."""
+    return str(path).lower().endswith(".urdf")
+
+
+def joint_values(model: SpatialModel, values: dict[str, float], option: str) -> np.ndarray:
+    """(n,) zeros but for the named joints' values; MbstateError naming an unknown joint."""
+    out = np.zeros(model.dof)
+    for name, value in values.items():
+        if name not in model.joint_names:
+            raise MbstateError(f"{option}: {name!r} is not a movable joint of {model.name} "
+                               f"({', '.join(model.joint_names)})")
+        out[model.joint_names.index(name)] = value
+    return out
+
+
+def joint_order(model: SpatialModel, names: list[str], option: str) -> list[int]:
+    """For each joint of the model, its position in ``names``, which must list every movable joint
+    once (an open chain's motion is prescribed by all of its joints)."""
+    missing = [name for name in model.joint_names if name not in names]
+    unknown = [name for name in names if name not in model.joint_names]
+    if missing or unknown or len(set(names)) != len(names):
+        raise MbstateError(f"{option}: a URDF's driven joints must be every movable joint once ("
+                           f"{', '.join(model.joint_names)}); "
+                           + ("missing " + ", ".join(missing) if missing else
+                              "unknown " + ", ".join(unknown) if unknown else "repeated names"))
+    return [names.index(name) for name in model.joint_names]

@@ -122,3 +122,20 @@ def test_not_xml_and_bad_sidecar_key(tmp_path: Path) -> None:
     (tmp_path / "robot.yaml").write_text("gravty: [0, 0, 1]\n")
     with pytest.raises(MbstateError, match="unknown key gravty"):
         load_spatial(urdf)
+
+
+def test_centres_of_mass_from_the_inertia() -> None:
+    """UR5's upper arm has its centre of mass at z = 0.28 m in its link frame; a merged body's is
+    the mass-weighted mean (link7 + hand + fingers of the Panda)."""
+    from estimator.spatial.energy import centres_of_mass
+
+    ur5 = load_spatial(URDF / "ur5.urdf")
+    np.testing.assert_allclose(centres_of_mass(ur5)[ur5.joint_names.index("shoulder_lift_joint")], [0, 0, 0.28],
+                               atol=1e-15)
+    panda = load_spatial(URDF / "panda.urdf")
+    hand_rot = lie.rotation_rpy(np.array([0, 0, -0.7853981633974483]))
+    parts = [(0.735522, np.array([1.0517e-02, -4.252e-03, 6.1597e-02])),
+             (0.73, np.array([0, 0, 0.107]) + hand_rot @ np.array([-0.01, 0, 0.03])),
+             (0.03, np.array([0, 0, 0.107 + 0.0584]))]
+    mean = sum(m * c for m, c in parts) / sum(m for m, _ in parts)
+    np.testing.assert_allclose(centres_of_mass(panda)[6], mean, atol=1e-15)
