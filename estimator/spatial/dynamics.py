@@ -8,7 +8,7 @@ applied wrenches are (n, 6) body wrenches (``body_wrenches`` builds them from na
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,15 +62,30 @@ def body_wrenches(model: SpatialModel, loads: Mapping[str, np.ndarray]) -> np.nd
     return out
 
 
+def _wrenches(model: SpatialModel, wrench: np.ndarray | None, work: Workspace) -> np.ndarray:
+    if wrench is None:
+        return work.no_wrench
+    out = np.ascontiguousarray(wrench, dtype=float)
+    if out.shape != (model.dof, 6):
+        raise MbstateError(f"wrench: expected shape ({model.dof}, 6), got {out.shape}")
+    return out
+
+
+def _recursion(kernel: Callable, model: SpatialModel, q: np.ndarray, qd: np.ndarray, third: tuple[str, np.ndarray],
+               wrench: np.ndarray | None, friction: bool, work: Workspace | None) -> np.ndarray:
+    """A kernel of (q, q̇, q̈ or Q, body wrenches) returning n values: RNEA or ABA."""
+    work = work or workspace(model)
+    out = np.empty(model.dof)
+    kernel(model.ints, model.geo, model.gravity, _vector(model, "q", q), _vector(model, "qd", qd),
+           _vector(model, *third), _wrenches(model, wrench, work), friction, work.rows, out)
+    return out
+
+
 def inverse_dynamics(model: SpatialModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
                      wrench: np.ndarray | None = None, friction: bool = True,
                      work: Workspace | None = None) -> np.ndarray:
     """Q = M q̈ + h(q, q̇) − Σ Jᵀ W (+ damping and Coulomb friction): the joint forces [N·m or N]."""
-    work = work or workspace(model)
-    tau = np.empty(model.dof)
-    rnea_kernel(model.ints, model.geo, model.gravity, _vector(model, "q", q), _vector(model, "qd", qd),
-                _vector(model, "qdd", qdd), work.no_wrench if wrench is None else wrench, friction, work.rows, tau)
-    return tau
+    return _recursion(rnea_kernel, model, q, qd, ("qdd", qdd), wrench, friction, work)
 
 
 def joint_wrenches(model: SpatialModel, work: Workspace) -> np.ndarray:
@@ -91,11 +106,7 @@ def forward_dynamics(model: SpatialModel, q: np.ndarray, qd: np.ndarray, tau: np
                      wrench: np.ndarray | None = None, friction: bool = True,
                      work: Workspace | None = None) -> np.ndarray:
     """q̈ with M q̈ + h = Q − friction + Σ Jᵀ W, by ABA."""
-    work = work or workspace(model)
-    out = np.empty(model.dof)
-    aba_kernel(model.ints, model.geo, model.gravity, _vector(model, "q", q), _vector(model, "qd", qd),
-               _vector(model, "tau", tau), work.no_wrench if wrench is None else wrench, friction, work.rows, out)
-    return out
+    return _recursion(aba_kernel, model, q, qd, ("tau", tau), wrench, friction, work)
 
 
 def rnea_derivatives(model: SpatialModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
@@ -112,7 +123,7 @@ def _tangents(model: SpatialModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarra
     n = model.dof
     tau, dq, dqd = np.empty(n), np.empty((n, n)), np.empty((n, n))
     rnea_derivatives_kernel(model.ints, model.geo, model.gravity, _vector(model, "q", q), _vector(model, "qd", qd),
-                            _vector(model, "qdd", qdd), work.no_wrench if wrench is None else wrench, friction,
+                            _vector(model, "qdd", qdd), _wrenches(model, wrench, work), friction,
                             work.rows, tau, *work.tangents, dq, dqd)
     return dq, dqd
 

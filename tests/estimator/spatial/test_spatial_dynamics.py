@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from estimator.errors import MbstateError
 from estimator.spatial import kinematics as kin
 from estimator.spatial import lie
 from estimator.spatial.dynamics import (body_wrenches, coriolis_matrix, forward_dynamics, inverse_dynamics,
@@ -158,3 +159,16 @@ def test_damping_dissipates_what_it_removes() -> None:
     lost = np.concatenate(([0.0], np.cumsum(0.5 * (power[1:] + power[:-1]) * 1e-3)))
     assert lost[-1] > 0.01
     np.testing.assert_allclose(total - total[0], -lost, rtol=0, atol=1e-5 * lost[-1])
+
+
+def test_wrong_sizes_and_unknown_frames_are_errors() -> None:
+    """The kernels do not check bounds: the public functions refuse arrays of the wrong size."""
+    model = model_of("ur5")
+    zero = np.zeros(model.dof)
+    with pytest.raises(MbstateError, match="qd: expected 6 values"):
+        inverse_dynamics(model, zero, np.zeros(5), zero)
+    with pytest.raises(MbstateError, match=r"wrench: expected shape \(6, 6\)"):
+        forward_dynamics(model, zero, zero, zero, np.zeros((5, 6)))
+    with pytest.raises(MbstateError, match="no frame 'gripper' in ur5"):
+        body_wrenches(model, {"gripper": np.zeros(6)})
+    assert not body_wrenches(model, {"base_link": np.ones(6)}).any()  # a load on the fixed base does nothing
