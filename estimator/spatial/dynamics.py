@@ -17,7 +17,7 @@ from estimator.errors import MbstateError
 from estimator.spatial import lie
 from estimator.spatial.aba import aba_kernel
 from estimator.spatial.crba import crba_kernel
-from estimator.spatial.derivatives import rnea_derivatives_kernel
+from estimator.spatial.derivatives import D_WIDTH, rnea_derivatives_kernel
 from estimator.spatial.model import SpatialModel
 from estimator.spatial.ops import W_F, W_WIDTH
 from estimator.spatial.rnea import rnea_kernel
@@ -25,16 +25,16 @@ from estimator.spatial.rnea import rnea_kernel
 
 @dataclass(frozen=True)
 class Workspace:
-    """Preallocated arrays the kernels fill (Pinocchio's Data): rows per body, the derivative
-    tangents, and the no-load wrench array."""
+    """Preallocated arrays the kernels fill (Pinocchio's Data): rows per body, the derivatives'
+    world-frame rows, and the no-load wrench array."""
     rows: np.ndarray
-    tangents: tuple[np.ndarray, np.ndarray, np.ndarray]
+    world: np.ndarray
     no_wrench: np.ndarray
 
 
 def workspace(model: SpatialModel) -> Workspace:
     n = model.dof
-    return Workspace(np.zeros((n, W_WIDTH)), tuple(np.zeros((2, n, n, 6)) for _ in range(3)), np.zeros((n, 6)))
+    return Workspace(np.zeros((n, W_WIDTH)), np.zeros((n, D_WIDTH)), np.zeros((n, 6)))
 
 
 def _vector(model: SpatialModel, name: str, value: np.ndarray) -> np.ndarray:
@@ -124,7 +124,7 @@ def _tangents(model: SpatialModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarra
     tau, dq, dqd = np.empty(n), np.empty((n, n)), np.empty((n, n))
     rnea_derivatives_kernel(model.ints, model.geo, model.gravity, _vector(model, "q", q), _vector(model, "qd", qd),
                             _vector(model, "qdd", qdd), _wrenches(model, wrench, work), friction,
-                            work.rows, tau, *work.tangents, dq, dqd)
+                            work.rows, work.world, tau, dq, dqd)
     return dq, dqd
 
 

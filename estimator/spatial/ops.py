@@ -163,3 +163,29 @@ def add_inertia_to_parent(rel: np.ndarray, m: np.ndarray, scratch: np.ndarray, o
             out[6 * r + 3 + c] += b[3 * r + c] + t[3 * r + c]
             out[6 * (3 + c) + r] += b[3 * r + c] + t[3 * r + c]
             out[6 * (3 + r) + 3 + c] += d[3 * r + c]
+
+
+@njit(cache=True)
+def to_parent(rel: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
+    """out = Ad_C Y for C = rel: a child-frame twist in the parent frame, ω' = R ω,
+    v' = R v + p × ω' (Müller eq. 96)."""
+    for r in range(3):
+        out[r] = rel[3 * r] * y[0] + rel[3 * r + 1] * y[1] + rel[3 * r + 2] * y[2]
+        out[3 + r] = rel[3 * r] * y[3] + rel[3 * r + 1] * y[4] + rel[3 * r + 2] * y[5]
+    out[3] += rel[10] * out[2] - rel[11] * out[1]
+    out[4] += rel[11] * out[0] - rel[9] * out[2]
+    out[5] += rel[9] * out[1] - rel[10] * out[0]
+
+
+@njit(cache=True)
+def compose(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """out = a · b for configurations packed as (R row-major, p)."""
+    for r in range(3):
+        for c in range(3):
+            out[3 * r + c] = a[3 * r] * b[c] + a[3 * r + 1] * b[3 + c] + a[3 * r + 2] * b[6 + c]
+        out[9 + r] = a[3 * r] * b[9] + a[3 * r + 1] * b[10] + a[3 * r + 2] * b[11] + a[9 + r]
+
+
+@njit(cache=True)
+def dot6(x: np.ndarray, y: np.ndarray) -> float:
+    return x[0] * y[0] + x[1] * y[1] + x[2] * y[2] + x[3] * y[3] + x[4] * y[4] + x[5] * y[5]
