@@ -37,10 +37,12 @@ def workspace(model: SpatialModel) -> Workspace:
     return Workspace(np.zeros((n, W_WIDTH)), np.zeros((n, D_WIDTH)), np.zeros((n, 6)))
 
 
+_FLOAT = np.dtype(np.float64)
+
+
 def _vector(model: SpatialModel, name: str, value: np.ndarray) -> np.ndarray:
-    """``value`` as a contiguous float array of n entries (as given when it already is one)."""
-    if type(value) is np.ndarray and value.shape == (model.dof,) and value.dtype == np.float64 \
-            and value.flags.c_contiguous:
+    """``value`` as a float array of n entries (as given when it already is one)."""
+    if value.__class__ is np.ndarray and value.dtype is _FLOAT and value.shape == model.shape:
         return value
     out = np.ascontiguousarray(value, dtype=float)
     if out.shape != (model.dof,):
@@ -62,22 +64,32 @@ def body_wrenches(model: SpatialModel, loads: Mapping[str, np.ndarray]) -> np.nd
     return out
 
 
-def _wrenches(model: SpatialModel, wrench: np.ndarray | None, work: Workspace) -> np.ndarray:
-    if wrench is None:
-        return work.no_wrench
+def _state(model: SpatialModel, q: np.ndarray, qd: np.ndarray, third: np.ndarray,
+           name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(q, q̇, third) as float arrays of n entries: as given when they already are (one test, as
+    this is much of a call's cost at a few joints)."""
+    shape = model.shape
+    if (q.__class__ is qd.__class__ is third.__class__ is np.ndarray and q.dtype is qd.dtype is third.dtype is _FLOAT
+            and q.shape == shape and qd.shape == shape and third.shape == shape):
+        return q, qd, third
+    return _vector(model, "q", q), _vector(model, "qd", qd), _vector(model, name, third)
+
+
+def _wrenches(model: SpatialModel, wrench: np.ndarray) -> np.ndarray:
     out = np.ascontiguousarray(wrench, dtype=float)
     if out.shape != (model.dof, 6):
         raise MbstateError(f"wrench: expected shape ({model.dof}, 6), got {out.shape}")
     return out
 
 
-def _recursion(kernel: Callable, model: SpatialModel, q: np.ndarray, qd: np.ndarray, third: tuple[str, np.ndarray],
-               wrench: np.ndarray | None, friction: bool, work: Workspace | None) -> np.ndarray:
+def _recursion(kernel: Callable, model: SpatialModel, q: np.ndarray, qd: np.ndarray, third: np.ndarray,
+               name: str, wrench: np.ndarray | None, friction: bool, work: Workspace | None) -> np.ndarray:
     """A kernel of (q, q̇, q̈ or Q, body wrenches) returning n values: RNEA or ABA."""
-    work = work or workspace(model)
+    if work is None:
+        work = workspace(model)
     out = np.empty(model.dof)
-    kernel(model.ints, model.geo, model.gravity, _vector(model, "q", q), _vector(model, "qd", qd),
-           _vector(model, *third), _wrenches(model, wrench, work), friction, work.rows, out)
+    kernel(model.ints, model.geo, model.gravity, *_state(model, q, qd, third, name),
+           work.no_wrench if wrench is None else _wrenches(model, wrench), friction, work.rows, out)
     return out
 
 
@@ -85,7 +97,7 @@ def inverse_dynamics(model: SpatialModel, q: np.ndarray, qd: np.ndarray, qdd: np
                      wrench: np.ndarray | None = None, friction: bool = True,
                      work: Workspace | None = None) -> np.ndarray:
     """Q = M q̈ + h(q, q̇) − Σ Jᵀ W (+ damping and Coulomb friction): the joint forces [N·m or N]."""
-    return _recursion(rnea_kernel, model, q, qd, ("qdd", qdd), wrench, friction, work)
+    return _recursion(rnea_kernel, model, q, qd, qdd, "qdd", wrench, friction, work)
 
 
 def joint_wrenches(model: SpatialModel, work: Workspace) -> np.ndarray:
@@ -96,7 +108,8 @@ def joint_wrenches(model: SpatialModel, work: Workspace) -> np.ndarray:
 
 def mass_matrix(model: SpatialModel, q: np.ndarray, work: Workspace | None = None) -> np.ndarray:
     """M(q) (n, n), symmetric positive definite [kg·m² or kg]."""
-    work = work or workspace(model)
+    if work is None:
+        work = workspace(model)
     out = np.empty((model.dof, model.dof))
     crba_kernel(model.ints, model.geo, _vector(model, "q", q), work.rows, out)
     return out
@@ -106,14 +119,15 @@ def forward_dynamics(model: SpatialModel, q: np.ndarray, qd: np.ndarray, tau: np
                      wrench: np.ndarray | None = None, friction: bool = True,
                      work: Workspace | None = None) -> np.ndarray:
     """q̈ with M q̈ + h = Q − friction + Σ Jᵀ W, by ABA."""
-    return _recursion(aba_kernel, model, q, qd, ("tau", tau), wrench, friction, work)
+    return _recursion(aba_kernel, model, q, qd, tau, "tau", wrench, friction, work)
 
 
 def rnea_derivatives(model: SpatialModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
                      wrench: np.ndarray | None = None, friction: bool = True,
                      work: Workspace | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(∂Q/∂q, ∂Q/∂q̇, ∂Q/∂q̈ = M) of inverse_dynamics, analytic (derivatives.py)."""
-    work = work or workspace(model)
+    if work is None:
+        work = workspace(model)
     dq, dqd = _tangents(model, q, qd, qdd, wrench, friction, work)
     return dq, dqd, mass_matrix(model, q, work)
 
@@ -122,8 +136,8 @@ def _tangents(model: SpatialModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarra
               friction: bool, work: Workspace) -> tuple[np.ndarray, np.ndarray]:
     n = model.dof
     tau, dq, dqd = np.empty(n), np.empty((n, n)), np.empty((n, n))
-    rnea_derivatives_kernel(model.ints, model.geo, model.gravity, _vector(model, "q", q), _vector(model, "qd", qd),
-                            _vector(model, "qdd", qdd), _wrenches(model, wrench, work), friction,
+    rnea_derivatives_kernel(model.ints, model.geo, model.gravity, *_state(model, q, qd, qdd, "qdd"),
+                            work.no_wrench if wrench is None else _wrenches(model, wrench), friction,
                             work.rows, work.world, tau, dq, dqd)
     return dq, dqd
 
@@ -136,4 +150,4 @@ def coriolis_matrix(model: SpatialModel, q: np.ndarray, qd: np.ndarray, work: Wo
     C q̇ = h_v and Ṁ − 2C is skew-symmetric (the property the momentum observer needs); the
     extracted Christoffel formula (86) of Müller is not used (the notes found it misprinted).
     """
-    return 0.5 * _tangents(model, q, qd, np.zeros(model.dof), None, False, work or workspace(model))[1]
+    return 0.5 * _tangents(model, q, qd, np.zeros(model.dof), None, False, workspace(model) if work is None else work)[1]

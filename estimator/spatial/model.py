@@ -43,7 +43,8 @@ class SpatialModel:
     screw (n, 6) ⁱXᵢ = (a; 0) or (0; a); inertia (n, 6, 6) Mᵇ about the body origin (eq. 40);
     mass (n,) [kg]; lower, upper [rad or m], effort [N·m or N], velocity, damping [N·m·s/rad or
     N·s/m], friction (Coulomb) [N·m or N] per joint; gravity (3,) [m/s²]; actuated (n_act,) the joint
-    index of each actuator; ints and geo: the same packed for the kernels (ops.pack).
+    index of each actuator; ints and geo: the same packed for the kernels (ops.pack); dof = n and
+    shape = (n,).
     """
     name: str
     base: str
@@ -70,6 +71,8 @@ class SpatialModel:
     screw: np.ndarray = field(init=False)
     ints: np.ndarray = field(init=False)
     geo: np.ndarray = field(init=False)
+    dof: int = field(init=False)
+    shape: tuple[int] = field(init=False)
 
     def __post_init__(self) -> None:
         screw = np.zeros((len(self.parent), 6))
@@ -79,13 +82,11 @@ class SpatialModel:
         ints, geo = pack(self.parent, self.kind, self.placement, self.axis, self.damping, self.friction, self.inertia)
         object.__setattr__(self, "ints", ints)
         object.__setattr__(self, "geo", geo)
+        object.__setattr__(self, "dof", len(self.parent))
+        object.__setattr__(self, "shape", (len(self.parent),))
         for value in vars(self).values():
             if isinstance(value, np.ndarray):
                 value.flags.writeable = False
-
-    @property
-    def dof(self) -> int:
-        return len(self.parent)
 
     @property
     def total_mass(self) -> float:
