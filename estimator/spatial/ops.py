@@ -32,7 +32,7 @@ def pack(parent: np.ndarray, kind: np.ndarray, placement: np.ndarray, axis: np.n
     return np.stack((parent, kind), axis=1).astype(np.int64), geo
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def joint_transform(kind: int, g: np.ndarray, q: float, rel: np.ndarray) -> None:
     """C_{λ,i}(q) = Bᵢ exp(ⁱXᵢ q) into rel (R row-major, p): a rotation about the axis by q
     (Rodrigues) or a translation q along it."""
@@ -55,7 +55,7 @@ def joint_transform(kind: int, g: np.ndarray, q: float, rel: np.ndarray) -> None
             rel[9 + r] = g[G_POS + r] + q * (g[3 * r] * x + g[3 * r + 1] * y + g[3 * r + 2] * z)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def to_child(rel: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
     """out = Ad_{C⁻¹} Y for C = rel: a parent-frame twist in the child frame, ω' = Rᵀω,
     v' = Rᵀ(v + ω × p)."""
@@ -68,7 +68,7 @@ def to_child(rel: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
         out[3 + c] = rel[c] * u0 + rel[3 + c] * u1 + rel[6 + c] * u2
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def add_to_parent(rel: np.ndarray, w: np.ndarray, out: np.ndarray) -> None:
     """out += Adᵀ_{C⁻¹} W for C = rel: a child-frame wrench in the parent frame, f' = R f,
     t' = R t + p × f'."""
@@ -84,7 +84,7 @@ def add_to_parent(rel: np.ndarray, w: np.ndarray, out: np.ndarray) -> None:
     out[2] += rel[9] * f1 - rel[10] * f0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def bracket(x: np.ndarray, y: np.ndarray, scale: float, out: np.ndarray) -> None:
     """out += scale · [X, Y] = scale · (ωx × ωy; vx × ωy + ωx × vy) (Müller eq. 113)."""
     out[0] += scale * (x[1] * y[2] - x[2] * y[1])
@@ -95,7 +95,7 @@ def bracket(x: np.ndarray, y: np.ndarray, scale: float, out: np.ndarray) -> None
     out[5] += scale * (x[3] * y[1] - x[4] * y[0] + x[0] * y[4] - x[1] * y[3])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def co_bracket(v: np.ndarray, h: np.ndarray, scale: float, out: np.ndarray) -> None:
     """out += scale · (−ad_Vᵀ h) = scale · (ω × t + v × f; ω × f) for V = (ω; v), h = (t; f)."""
     out[0] += scale * (v[1] * h[2] - v[2] * h[1] + v[4] * h[5] - v[5] * h[4])
@@ -106,7 +106,7 @@ def co_bracket(v: np.ndarray, h: np.ndarray, scale: float, out: np.ndarray) -> N
     out[5] += scale * (v[0] * h[4] - v[1] * h[3])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def inertia_times(m: np.ndarray, y: np.ndarray, scale: float, out: np.ndarray) -> None:
     """out += scale · M Y for M a row-major 6×6."""
     for r in range(6):
@@ -116,14 +116,14 @@ def inertia_times(m: np.ndarray, y: np.ndarray, scale: float, out: np.ndarray) -
         out[r] += scale * s
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def screw_dot(kind: int, g: np.ndarray, w: np.ndarray) -> float:
     """ⁱXᵢᵀ W: the axis against the moment (revolute) or the force (prismatic)."""
     o = 3 * kind
     return g[G_AXIS] * w[o] + g[G_AXIS + 1] * w[o + 1] + g[G_AXIS + 2] * w[o + 2]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def set_screw(kind: int, g: np.ndarray, out: np.ndarray) -> None:
     """out = ⁱXᵢ = (a; 0) or (0; a)."""
     for r in range(6):
@@ -132,7 +132,7 @@ def set_screw(kind: int, g: np.ndarray, out: np.ndarray) -> None:
         out[3 * kind + r] = g[G_AXIS + r]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def add_inertia_to_parent(rel: np.ndarray, m: np.ndarray, scratch: np.ndarray, out: np.ndarray) -> None:
     """out += Adᵀ_{C⁻¹} M Ad_{C⁻¹} for a symmetric row-major 6×6 M = [[A, B], [Bᵀ, D]] in the child
     frame, C = rel = (R, p): the blocks rotated (X_r = R X Rᵀ), then moved to the parent origin,
@@ -165,7 +165,7 @@ def add_inertia_to_parent(rel: np.ndarray, m: np.ndarray, scratch: np.ndarray, o
             out[6 * (3 + r) + 3 + c] += d[3 * r + c]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def to_parent(rel: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
     """out = Ad_C Y for C = rel: a child-frame twist in the parent frame, ω' = R ω,
     v' = R v + p × ω' (Müller eq. 96)."""
@@ -177,7 +177,7 @@ def to_parent(rel: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
     out[5] += rel[9] * out[1] - rel[10] * out[0]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def compose(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     """out = a · b for configurations packed as (R row-major, p)."""
     for r in range(3):
@@ -186,6 +186,6 @@ def compose(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
         out[9 + r] = a[3 * r] * b[9] + a[3 * r + 1] * b[10] + a[3 * r + 2] * b[11] + a[9 + r]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def dot6(x: np.ndarray, y: np.ndarray) -> float:
     return x[0] * y[0] + x[1] * y[1] + x[2] * y[2] + x[3] * y[3] + x[4] * y[4] + x[5] * y[5]

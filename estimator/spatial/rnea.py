@@ -47,7 +47,7 @@ def forward_pass(ints: np.ndarray, geo: np.ndarray, gravity: np.ndarray, q: np.n
         bracket(v, x, qd[i], a)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def joint_friction(g: np.ndarray, qd: float) -> float:
     """dᵢ q̇ᵢ + μᵢ sign q̇ᵢ: the URDF's damping and Coulomb friction [N·m or N]."""
     return g[G_DAMP] * qd + (g[G_FRIC] * math.copysign(1.0, qd) if qd != 0.0 else 0.0)
