@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from estimator.spatial.ops import (G_INERTIA, W_A, W_C, W_D, W_IA, W_M6, W_PA, W_REL, W_T1, W_U, W_UU, W_V,
-                                   add_inertia_to_parent, add_to_parent, bracket, co_bracket, inertia_times,
-                                   joint_transform, screw_dot, set_screw, to_child)
+from estimator.spatial.ops import (G_INERTIA, G_RIGID, W_A, W_C, W_D, W_IA, W_M6, W_PA, W_REL, W_T1, W_U, W_UU,
+                                   W_V, add_inertia_to_parent, add_to_parent, bracket, co_bracket, inertia_times,
+                                   joint_transform, rigid_times, screw_dot, set_screw, to_child)
 from estimator.spatial.rnea import joint_friction
 
 
@@ -39,12 +39,11 @@ def aba_kernel(ints: np.ndarray, geo: np.ndarray, gravity: np.ndarray, q: np.nda
         for r in range(6):
             v[r] += x[r] * qd[i]
             c[r] = 0.0
-            h[r] = 0.0
             pa[r] = -wrench[i, r]
         bracket(v, x, qd[i], c)
         for r in range(36):
             ia[r] = geo[i, G_INERTIA + r]
-        inertia_times(ia, v, 1.0, h)
+        rigid_times(geo[i, G_RIGID:], v, h)
         co_bracket(v, h, 1.0, pa)
     for i in range(n - 1, -1, -1):
         kind, g, row = ints[i, 1], geo[i], ws[i]

@@ -22,14 +22,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from estimator.spatial.ops import (G_DAMP, G_INERTIA, W_A, W_F, W_M6, W_REL, W_T1, W_V, add_inertia_to_parent,
-                                   add_to_parent, bracket, co_bracket, compose, dot6, inertia_times, set_screw,
-                                   to_parent)
+from estimator.spatial.ops import (G_DAMP, G_RIGID, W_A, W_F, W_REL, W_T1, W_V, add_rigid_to_parent, add_to_parent,
+                                   bracket, co_bracket, compose, dot6, rigid_ad, rigid_times, set_screw, to_parent)
 from estimator.spatial.rnea import rnea_kernel
 
-# world-frame row per body: pose, V, V̇, W, J, c, u (q), Mᶜ J, Bᶜ J, Hᶜ, Z (q), Z (q̇), Mᶜ, Kᶜ, scratch
+# world-frame row per body: pose, V, V̇, W, J, c, u (q), Mᶜ J, Bᶜ J, Hᶜ, Z (q), Z (q̇), Mᶜ (rigid-body
+# parameters), Kᶜ (6×6), scratch
 D_POSE, D_V, D_A, D_W, D_J, D_C, D_U, D_MJ, D_BJ, D_H, D_ZQ, D_ZV, D_M, D_K, D_S, D_WIDTH = \
-    0, 12, 18, 24, 30, 36, 42, 48, 54, 60, 66, 72, 78, 114, 150, 210
+    0, 12, 18, 24, 30, 36, 42, 48, 54, 60, 66, 72, 78, 88, 124, 136
 
 
 @njit(cache=True)
@@ -67,35 +67,24 @@ def _world_terms(ints: np.ndarray, geo: np.ndarray, gravity: np.ndarray, qd: np.
             bracket(dws[p, D_A:D_A + 6], j, 1.0, u)
         bracket(c, j, qd[i], u)
         bracket(v, c, 1.0, u)  # − [c, V]
-        m, k, h = d[D_M:D_M + 36], d[D_K:D_K + 36], d[D_H:D_H + 6]
-        for r in range(36):
+        m, h = d[D_M:D_M + 10], d[D_H:D_H + 6]
+        for r in range(10):
             m[r] = 0.0
-        add_inertia_to_parent(pose, geo[i, G_INERTIA:], d[D_S:D_S + 54], m)
-        for r in range(6):
-            h[r] = 0.0
-        inertia_times(m, v, 1.0, h)
-        unit, col = d[D_S:D_S + 6], d[D_S + 6:D_S + 12]
-        for cc in range(6):  # column cc of M ad_V: M [V, e_cc]
-            for r in range(6):
-                unit[r] = col[r] = 0.0
-            unit[cc] = 1.0
-            bracket(v, unit, 1.0, col)
-            for r in range(6):
-                s = 0.0
-                for t in range(6):
-                    s += m[6 * r + t] * col[t]
-                k[6 * r + cc] = s
+        add_rigid_to_parent(pose, geo[i, G_RIGID:], m)
+        rigid_times(m, v, h)
+        rigid_ad(m, v, d[D_K:D_K + 36])
 
 
 @njit(cache=True)
 def _reach(d: np.ndarray, delta: np.ndarray, u: np.ndarray, out: np.ndarray) -> None:
     """out = Mᶜ u − Bᶜ δ − ad_δᵀ Hᶜ with the composites of row d (Bᶜ = Kᶜ + Kᶜᵀ)."""
-    m, k = d[D_M:D_M + 36], d[D_K:D_K + 36]
+    k = d[D_K:D_K + 36]
+    rigid_times(d[D_M:D_M + 10], u, out)
     for r in range(6):
         s = 0.0
         for t in range(6):
-            s += m[6 * r + t] * u[t] - (k[6 * r + t] + k[6 * t + r]) * delta[t]
-        out[r] = s
+            s += (k[6 * r + t] + k[6 * t + r]) * delta[t]
+        out[r] -= s
     co_bracket(delta, d[D_H:D_H + 6], 1.0, out)
 
 
@@ -110,8 +99,9 @@ def rnea_derivatives_kernel(ints: np.ndarray, geo: np.ndarray, gravity: np.ndarr
     for i in range(n - 1, 0, -1):  # composites: children (later rows) into parents
         p = ints[i, 0]
         if p >= 0:
-            for r in range(36):
+            for r in range(10):
                 dws[p, D_M + r] += dws[i, D_M + r]
+            for r in range(36):
                 dws[p, D_K + r] += dws[i, D_K + r]
             for r in range(6):
                 dws[p, D_H + r] += dws[i, D_H + r]
@@ -119,13 +109,13 @@ def rnea_derivatives_kernel(ints: np.ndarray, geo: np.ndarray, gravity: np.ndarr
         d = dws[i]
         j, c, mj, bj, zq, zv = d[D_J:D_J + 6], d[D_C:D_C + 6], d[D_MJ:D_MJ + 6], d[D_BJ:D_BJ + 6], \
             d[D_ZQ:D_ZQ + 6], d[D_ZV:D_ZV + 6]
-        m, k = d[D_M:D_M + 36], d[D_K:D_K + 36]
+        k = d[D_K:D_K + 36]
+        rigid_times(d[D_M:D_M + 10], j, mj)
         for r in range(6):
-            s, b = 0.0, 0.0
+            b = 0.0
             for t in range(6):
-                s += m[6 * r + t] * j[t]
                 b += (k[6 * r + t] + k[6 * t + r]) * j[t]
-            mj[r], bj[r] = s, b
+            bj[r] = b
         _reach(d, c, d[D_U:D_U + 6], zq)
         co_bracket(j, d[D_W:D_W + 6], 1.0, zq)
         two_c = d[D_S:D_S + 6]

@@ -13,8 +13,8 @@ import math
 import numpy as np
 from numba import njit
 
-# packed model row
-G_ROT, G_POS, G_AXIS, G_DAMP, G_FRIC, G_INERTIA, G_WIDTH = 0, 9, 12, 15, 16, 18, 54
+# packed model row; G_RIGID: the rigid body's 10 parameters (m, h = m d, Θ about the origin: xx yy zz xy xz yz)
+G_ROT, G_POS, G_AXIS, G_DAMP, G_FRIC, G_INERTIA, G_RIGID, G_WIDTH = 0, 9, 12, 15, 16, 18, 54, 64
 # workspace row: relative configuration, twist, acceleration, wrench, ABA's terms, scratch
 W_REL, W_V, W_A, W_F, W_IA, W_PA, W_U, W_D, W_UU, W_C, W_T1, W_T2, W_M6, W_WIDTH = \
     0, 12, 18, 24, 30, 66, 72, 78, 79, 80, 86, 92, 98, 152
@@ -28,7 +28,10 @@ def pack(parent: np.ndarray, kind: np.ndarray, placement: np.ndarray, axis: np.n
     geo[:, G_ROT:G_AXIS] = placement
     geo[:, G_AXIS:G_DAMP] = axis
     geo[:, G_DAMP], geo[:, G_FRIC] = damping, friction
-    geo[:, G_INERTIA:] = inertia.reshape(n, 36)
+    geo[:, G_INERTIA:G_RIGID] = inertia.reshape(n, 36)
+    geo[:, G_RIGID] = inertia[:, 3, 3]
+    geo[:, G_RIGID + 1:G_RIGID + 4] = np.stack((inertia[:, 2, 4], inertia[:, 0, 5], inertia[:, 1, 3]), axis=1)
+    geo[:, G_RIGID + 4:G_WIDTH] = inertia[:, [0, 1, 2, 0, 0, 1], [0, 1, 2, 1, 2, 2]]
     return np.stack((parent, kind), axis=1).astype(np.int64), geo
 
 
@@ -189,3 +192,83 @@ def compose(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
 @njit(cache=True, inline="always")
 def dot6(x: np.ndarray, y: np.ndarray) -> float:
     return x[0] * y[0] + x[1] * y[1] + x[2] * y[2] + x[3] * y[3] + x[4] * y[4] + x[5] * y[5]
+
+
+@njit(cache=True, inline="always")
+def rigid_times(b: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
+    """out = M Y for the rigid-body inertia of parameters b (G_RIGID layout): t = Θ ω + h × v,
+    f = m v − h × ω (Müller eq. 40 with h = m d)."""
+    m, h0, h1, h2 = b[0], b[1], b[2], b[3]
+    xx, yy, zz, xy, xz, yz = b[4], b[5], b[6], b[7], b[8], b[9]
+    w0, w1, w2, v0, v1, v2 = y[0], y[1], y[2], y[3], y[4], y[5]
+    out[0] = xx * w0 + xy * w1 + xz * w2 + h1 * v2 - h2 * v1
+    out[1] = xy * w0 + yy * w1 + yz * w2 + h2 * v0 - h0 * v2
+    out[2] = xz * w0 + yz * w1 + zz * w2 + h0 * v1 - h1 * v0
+    out[3] = m * v0 - h1 * w2 + h2 * w1
+    out[4] = m * v1 - h2 * w0 + h0 * w2
+    out[5] = m * v2 - h0 * w1 + h1 * w0
+
+
+@njit(cache=True, inline="always")
+def add_rigid_to_parent(rel: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """out += the rigid-body parameters b (child frame) in the parent frame, C = rel = (R, p):
+    h' = R h, Θ' = R Θ Rᵀ − m (p pᵀ − |p|² I) − (h' pᵀ + p h'ᵀ − 2 p·h' I), h_P = h' + m p
+    (the parallel-axis theorem about a point that is not the centre of mass)."""
+    m = b[0]
+    p0, p1, p2 = rel[9], rel[10], rel[11]
+    g0 = rel[0] * b[1] + rel[1] * b[2] + rel[2] * b[3]
+    g1 = rel[3] * b[1] + rel[4] * b[2] + rel[5] * b[3]
+    g2 = rel[6] * b[1] + rel[7] * b[2] + rel[8] * b[3]
+    xx, yy, zz, xy, xz, yz = b[4], b[5], b[6], b[7], b[8], b[9]
+    # t = Θ Rᵀ (column c of Rᵀ is row c of R)
+    t00 = xx * rel[0] + xy * rel[1] + xz * rel[2]
+    t10 = xy * rel[0] + yy * rel[1] + yz * rel[2]
+    t20 = xz * rel[0] + yz * rel[1] + zz * rel[2]
+    t01 = xx * rel[3] + xy * rel[4] + xz * rel[5]
+    t11 = xy * rel[3] + yy * rel[4] + yz * rel[5]
+    t21 = xz * rel[3] + yz * rel[4] + zz * rel[5]
+    t02 = xx * rel[6] + xy * rel[7] + xz * rel[8]
+    t12 = xy * rel[6] + yy * rel[7] + yz * rel[8]
+    t22 = xz * rel[6] + yz * rel[7] + zz * rel[8]
+    pp, ph = p0 * p0 + p1 * p1 + p2 * p2, p0 * g0 + p1 * g1 + p2 * g2
+    diagonal = m * pp + 2.0 * ph
+    out[0] += m
+    out[1] += g0 + m * p0
+    out[2] += g1 + m * p1
+    out[3] += g2 + m * p2
+    out[4] += rel[0] * t00 + rel[1] * t10 + rel[2] * t20 - m * p0 * p0 - 2.0 * g0 * p0 + diagonal
+    out[5] += rel[3] * t01 + rel[4] * t11 + rel[5] * t21 - m * p1 * p1 - 2.0 * g1 * p1 + diagonal
+    out[6] += rel[6] * t02 + rel[7] * t12 + rel[8] * t22 - m * p2 * p2 - 2.0 * g2 * p2 + diagonal
+    out[7] += rel[0] * t01 + rel[1] * t11 + rel[2] * t21 - m * p0 * p1 - g0 * p1 - p0 * g1
+    out[8] += rel[0] * t02 + rel[1] * t12 + rel[2] * t22 - m * p0 * p2 - g0 * p2 - p0 * g2
+    out[9] += rel[3] * t02 + rel[4] * t12 + rel[5] * t22 - m * p1 * p2 - g1 * p2 - p1 * g2
+
+
+@njit(cache=True, inline="always")
+def rigid_ad(b: np.ndarray, v: np.ndarray, out: np.ndarray) -> None:
+    """out = M ad_V (row-major 6×6) for the rigid-body inertia of parameters b: with M =
+    [[Θ, h̃], [−h̃, m I]], M ad_V = [[Θ ω̃ + h̃ ṽ, h̃ ω̃], [m ṽ − h̃ ω̃, m ω̃]]; row r of X ã is
+    (row r of X) × a."""
+    m = b[0]
+    w0, w1, w2, v0, v1, v2 = v[0], v[1], v[2], v[3], v[4], v[5]
+    theta = ((b[4], b[7], b[8]), (b[7], b[5], b[9]), (b[8], b[9], b[6]))
+    hx = ((0.0, -b[3], b[2]), (b[3], 0.0, -b[1]), (-b[2], b[1], 0.0))
+    for r in range(3):
+        t0, t1, t2 = theta[r]
+        k0, k1, k2 = hx[r]
+        out[6 * r] = t1 * w2 - t2 * w1 + k1 * v2 - k2 * v1
+        out[6 * r + 1] = t2 * w0 - t0 * w2 + k2 * v0 - k0 * v2
+        out[6 * r + 2] = t0 * w1 - t1 * w0 + k0 * v1 - k1 * v0
+        hw0, hw1, hw2 = k1 * w2 - k2 * w1, k2 * w0 - k0 * w2, k0 * w1 - k1 * w0
+        out[6 * r + 3], out[6 * r + 4], out[6 * r + 5] = hw0, hw1, hw2
+        out[6 * (3 + r)] = -hw0
+        out[6 * (3 + r) + 1] = -hw1
+        out[6 * (3 + r) + 2] = -hw2
+    for r, (a0, a1, a2) in enumerate(((0.0, -v2, v1), (v2, 0.0, -v0), (-v1, v0, 0.0))):
+        out[6 * (3 + r)] += m * a0
+        out[6 * (3 + r) + 1] += m * a1
+        out[6 * (3 + r) + 2] += m * a2
+    for r, (a0, a1, a2) in enumerate(((0.0, -w2, w1), (w2, 0.0, -w0), (-w1, w0, 0.0))):
+        out[6 * (3 + r) + 3] = m * a0
+        out[6 * (3 + r) + 4] = m * a1
+        out[6 * (3 + r) + 5] = m * a2

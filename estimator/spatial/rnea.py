@@ -17,9 +17,8 @@ import math
 import numpy as np
 from numba import njit
 
-from estimator.spatial.ops import (G_DAMP, G_FRIC, G_INERTIA, W_A, W_F, W_REL, W_T1, W_V, add_to_parent,
-                                   bracket, co_bracket, inertia_times, joint_transform, screw_dot, set_screw,
-                                   to_child)
+from estimator.spatial.ops import (G_DAMP, G_FRIC, G_RIGID, W_A, W_F, W_REL, W_T1, W_V, add_to_parent, bracket,
+                                   co_bracket, joint_transform, rigid_times, screw_dot, set_screw, to_child)
 
 
 @njit(cache=True)
@@ -63,12 +62,11 @@ def rnea_kernel(ints: np.ndarray, geo: np.ndarray, gravity: np.ndarray, q: np.nd
     for i in range(n):
         row = ws[i]
         v, a, f, h = row[W_V:W_V + 6], row[W_A:W_A + 6], row[W_F:W_F + 6], row[W_T1:W_T1 + 6]
-        m = geo[i, G_INERTIA:]
+        b = geo[i, G_RIGID:]
+        rigid_times(b, a, f)
+        rigid_times(b, v, h)
         for r in range(6):
-            f[r] = -wrench[i, r]
-            h[r] = 0.0
-        inertia_times(m, a, 1.0, f)
-        inertia_times(m, v, 1.0, h)
+            f[r] -= wrench[i, r]
         co_bracket(v, h, 1.0, f)
     for i in range(n - 1, -1, -1):
         kind, g, f = ints[i, 1], geo[i], ws[i, W_F:W_F + 6]
