@@ -3,7 +3,8 @@ Python calls on the same URDF models in the same run (when ``pin`` is installed)
 
 Robots: UR5 and Panda from configs/mechanisms/urdf, and generated serial chains of n revolute
 joints (chain6 … chain48; axes alternating z, y, x, links 0.3 m, off-axis centres of mass) that
-show the O(n) growth. Each figure is the median over repeats of the mean over ``calls`` calls.
+show the O(n) growth. Each figure is the least over repeats of the mean over ``calls`` calls,
+mbstate's and Pinocchio's timed in turn within each repeat.
 """
 
 from __future__ import annotations
@@ -46,16 +47,20 @@ def robot_file(name: str, folder: Path) -> Path:
     return CONFIGS / "urdf" / f"{name}.urdf"
 
 
-def per_call(call: Callable[[], object], calls: int, repeat: int) -> float:
-    """Median over repeats of the mean time of one call [µs], after a warm-up."""
-    call()
-    samples = []
+def per_call(calls: int, repeat: int, *cases: Callable[[], object]) -> list[float]:
+    """The least over repeats of the mean time of one call [µs] of each case, after a warm-up: the
+    cases take turns within each repeat, and the least is the figure other work on a shared machine
+    inflates least (it only ever adds time)."""
+    for call in cases:
+        call()
+    samples: list[list[float]] = [[] for _ in cases]
     for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(calls):
-            call()
-        samples.append((time.perf_counter() - start) / calls)
-    return 1e6 * float(np.median(samples))
+        for call, times in zip(cases, samples):
+            start = time.perf_counter()
+            for _ in range(calls):
+                call()
+            times.append((time.perf_counter() - start) / calls)
+    return [1e6 * min(times) for times in samples]
 
 
 def ours(model: SpatialModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> dict[str, Callable[[], object]]:
@@ -89,10 +94,10 @@ def spatial_benchmarks(repeat: int = 3, calls: int = 2000) -> dict:
             model = load_spatial(path)
             q, qd, qdd = np.random.default_rng(0).uniform(-1, 1, (3, model.dof))
             mine, theirs = ours(model, q, qd, qdd), pinocchio(path, q, qd, qdd)
-            out[name] = {algorithm: {"mbstate_us": per_call(mine[algorithm], calls, repeat),
-                                     "pinocchio_us": per_call(theirs[algorithm], calls, repeat)
-                                     if algorithm in theirs else None}
-                         for algorithm in ALGORITHMS}
+            out[name] = {}
+            for algorithm in ALGORITHMS:
+                figures = per_call(calls, repeat, mine[algorithm], *([theirs[algorithm]] if theirs else []))
+                out[name][algorithm] = {"mbstate_us": figures[0], "pinocchio_us": figures[1] if theirs else None}
     return out
 
 
