@@ -59,8 +59,11 @@ def body_wrenches(model: SpatialModel, loads: Mapping[str, np.ndarray]) -> np.nd
             frame = model.frame(name)
         except KeyError:
             raise MbstateError(f"applied wrench: no frame {name!r} in {model.name}") from None
+        wrench = np.asarray(load, dtype=float)
+        if wrench.shape != (6,):
+            raise MbstateError(f"applied wrench on {name!r}: expected 6 values (moment, force), got shape {wrench.shape}")
         if frame.body >= 0:
-            out[frame.body] += lie.adjoint(lie.inverse((frame.rot, frame.pos))).T @ np.asarray(load, dtype=float)
+            out[frame.body] += lie.adjoint(lie.inverse((frame.rot, frame.pos))).T @ wrench
     return out
 
 

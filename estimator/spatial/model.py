@@ -113,7 +113,15 @@ def load_spatial(path: str | Path, sidecar: str | Path | None = None) -> Spatial
     robot = read_urdf(path)
     if sidecar is None and Path(path).with_suffix(".yaml").is_file():
         sidecar = Path(path).with_suffix(".yaml")
-    return build_model(robot, read_sidecar(sidecar, robot) if sidecar is not None else Sidecar.default(robot))
+    model = build_model(robot, read_sidecar(sidecar, robot) if sidecar is not None else Sidecar.default(robot))
+    subtree = model.mass.copy()  # the mass each joint moves: a joint that moves none makes M singular
+    for i in range(model.dof - 1, -1, -1):
+        if model.parent[i] >= 0:
+            subtree[model.parent[i]] += subtree[i]
+    for i in np.flatnonzero(subtree <= 0.0):
+        raise MbstateError(f"{path}: joint {model.joint_names[i]!r} moves no mass (no <inertial> beyond it): "
+                           "the mass matrix would be singular; make it fixed or give a link beyond it an inertial")
+    return model
 
 
 def build_model(robot: UrdfRobot, extra: Sidecar) -> SpatialModel:

@@ -171,4 +171,6 @@ def test_wrong_sizes_and_unknown_frames_are_errors() -> None:
         forward_dynamics(model, zero, zero, zero, np.zeros((5, 6)))
     with pytest.raises(MbstateError, match="no frame 'gripper' in ur5"):
         body_wrenches(model, {"gripper": np.zeros(6)})
-    assert not body_wrenches(model, {"base_link": np.ones(6)}).any()  # a load on the fixed base does nothing
+    assert not body_wrenches(model, {"base_link": np.ones(6)}).any()
+    with pytest.raises(MbstateError, match="applied wrench on 'tool0': expected 6 values"):
+        body_wrenches(model, {"tool0": np.zeros(3)})  # a load on the fixed base does nothing

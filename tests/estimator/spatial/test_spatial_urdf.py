@@ -99,6 +99,8 @@ def test_sidecar_sets_gravity_actuators_and_frames(tmp_path: Path) -> None:
     ('<link name="a"/><joint name="j" type="revolute"><parent link="a"/><child link="a"/><axis xyz="0 0 0"/>'
      '</joint>', "zero axis"),
     (chain(JOINT.format("j", "revolute", "a", "b", '<limit lower="x"/>')), "is not 1 numbers"),
+    ('<link name="a"/><link name="b"/>' + JOINT.format("j", "revolute", "a", "b", ""),
+     "joint 'j' moves no mass (no <inertial> beyond it)"),
 ])
 def test_bad_file_is_one_line_naming_the_problem(tmp_path: Path, body: str, problem: str) -> None:
     with pytest.raises(MbstateError) as caught:
