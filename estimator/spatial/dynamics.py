@@ -33,6 +33,7 @@ class Workspace:
 
 
 def workspace(model: SpatialModel) -> Workspace:
+    """A workspace for ``model``'s kernels; one per thread (the kernels write into it)."""
     n = model.dof
     return Workspace(np.zeros((n, W_WIDTH)), np.zeros((n, D_WIDTH)), np.zeros((n, 6)))
 
