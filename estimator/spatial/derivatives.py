@@ -75,16 +75,22 @@ def _world_terms(ints: np.ndarray, geo: np.ndarray, gravity: np.ndarray, qd: np.
         rigid_ad(m, v, d[D_K:D_K + 36])
 
 
-@njit(cache=True)
-def _reach(d: np.ndarray, delta: np.ndarray, u: np.ndarray, out: np.ndarray) -> None:
-    """out = Mᶜ u − Bᶜ δ − ad_δᵀ Hᶜ with the composites of row d (Bᶜ = Kᶜ + Kᶜᵀ)."""
+@njit(cache=True, inline="always")
+def _add_b_times(d: np.ndarray, x: np.ndarray, scale: float, out: np.ndarray) -> None:
+    """out += scale · Bᶜ x, Bᶜ = Kᶜ + Kᶜᵀ of row d."""
     k = d[D_K:D_K + 36]
-    rigid_times(d[D_M:D_M + 10], u, out)
     for r in range(6):
         s = 0.0
         for t in range(6):
-            s += (k[6 * r + t] + k[6 * t + r]) * delta[t]
-        out[r] -= s
+            s += (k[6 * r + t] + k[6 * t + r]) * x[t]
+        out[r] += scale * s
+
+
+@njit(cache=True)
+def _reach(d: np.ndarray, delta: np.ndarray, u: np.ndarray, out: np.ndarray) -> None:
+    """out = Mᶜ u − Bᶜ δ − ad_δᵀ Hᶜ with the composites of row d."""
+    rigid_times(d[D_M:D_M + 10], u, out)
+    _add_b_times(d, delta, -1.0, out)
     co_bracket(delta, d[D_H:D_H + 6], 1.0, out)
 
 
@@ -109,13 +115,10 @@ def rnea_derivatives_kernel(ints: np.ndarray, geo: np.ndarray, gravity: np.ndarr
         d = dws[i]
         j, c, mj, bj, zq, zv = d[D_J:D_J + 6], d[D_C:D_C + 6], d[D_MJ:D_MJ + 6], d[D_BJ:D_BJ + 6], \
             d[D_ZQ:D_ZQ + 6], d[D_ZV:D_ZV + 6]
-        k = d[D_K:D_K + 36]
         rigid_times(d[D_M:D_M + 10], j, mj)
         for r in range(6):
-            b = 0.0
-            for t in range(6):
-                b += (k[6 * r + t] + k[6 * t + r]) * j[t]
-            bj[r] = b
+            bj[r] = 0.0
+        _add_b_times(d, j, 1.0, bj)
         _reach(d, c, d[D_U:D_U + 6], zq)
         co_bracket(j, d[D_W:D_W + 6], 1.0, zq)
         two_c = d[D_S:D_S + 6]
