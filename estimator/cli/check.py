@@ -1,5 +1,8 @@
 """``mbstate check MECH.yaml``: load and assemble a mechanism and print what the model holds.
 
+``mbstate check ROBOT.urdf`` (a spatial open chain, estimator.spatial; its sidecar ROBOT.yaml beside
+it if any) prints the joints, degrees of freedom, moving mass, actuators, gravity and named frames.
+
 The file's approximate coordinates are assembled by Newton-Raphson (Φ(q) = 0, nothing held); the
 report gives the coordinates, the constraint residuals, the rank of Φq and the degrees of freedom
 n − rank Φq, a set of independent coordinates, the bodies, actuators, force elements, gravity and
@@ -21,6 +24,7 @@ import numpy as np
 
 from estimator.assembly import assembled
 from estimator.constraints import constraint_values
+from estimator.errors import MbstateError
 from estimator.forces import kinetic_energy, potential_energy
 from estimator.kinematics import constraint_rank, suggested_independent
 from estimator.mechanism_file import load_mechanism
@@ -30,6 +34,7 @@ from estimator.online.config import EstimatorConfig
 from estimator.online.estimator import OnlineEstimator
 from estimator.online.observability import ObservabilityReport, observability
 from estimator.online.startup import initial_state, start_anchor
+from estimator.spatial.model import SpatialModel, is_urdf, load_spatial
 from sensors.config import SensorSet, load_sensors
 
 
@@ -42,7 +47,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "freedom, bodies, actuators, forces, gravity and energies at rest; with --sensors "
                     "or --config also which directions of the online estimator's state those sensors "
                     "cannot see (its start-up observability check, at rest).")
-    parser.add_argument("mechanism", metavar="MECH.yaml", help="mechanism file (see configs/mechanisms/README.md)")
+    parser.add_argument("mechanism", metavar="MECH.yaml",
+                        help="mechanism file (see configs/mechanisms/README.md), or a URDF file (*.urdf)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     parser.add_argument("--sensors", metavar="SENSORS.yaml",
                         help="also check the observability of the estimator's state with these sensors "
@@ -138,8 +144,59 @@ def format_text(info: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def urdf_report(model: SpatialModel, source: str) -> dict[str, Any]:
+    """What ``check`` prints for a URDF file, as plain Python values (SI units; inf limits as None)."""
+    def finite(x: float) -> float | None:
+        return float(x) if np.isfinite(x) else None
+
+    return {
+        "file": source,
+        "name": model.name,
+        "base": model.base,
+        "degrees_of_freedom": model.dof,
+        "joints": [{"index": i, "name": name, "type": model.joint_types[i], "link": model.link_names[i],
+                    "parent": model.parent_links[i],
+                    "axis": [float(a) for a in model.axis[i]], "lower": finite(model.lower[i]),
+                    "upper": finite(model.upper[i]), "effort": finite(model.effort[i]),
+                    "velocity": finite(model.velocity[i]), "damping": float(model.damping[i]),
+                    "friction": float(model.friction[i]), "mass": float(model.mass[i])}
+                   for i, name in enumerate(model.joint_names)],
+        "moving_mass": model.total_mass,
+        "actuators": [{"name": name, "joint": model.joint_names[j]}
+                      for name, j in zip(model.actuator_names, model.actuated)],
+        "gravity": [float(g) for g in model.gravity],
+        "frames": [frame.name for frame in model.frames],
+    }
+
+
+def format_urdf_text(info: dict[str, Any]) -> str:
+    """The human-readable report of a URDF file."""
+    def limit(x: float | None, side: str) -> str:
+        return f"{side}inf" if x is None else f"{x:.6g}"
+
+    lines = [f"robot {info['name']} ({info['file']}), base link {info['base']}",
+             f"joints (degrees of freedom: {info['degrees_of_freedom']}):"]
+    width = max((len(j["name"]) for j in info["joints"]), default=0)
+    lines += [f"  {j['index']:3d}  {j['name']:<{width}}  {j['type']:<10} {j['parent']} -> {j['link']}, axis "
+              f"({', '.join(f'{a:.6g}' for a in j['axis'])}), limits [{limit(j['lower'], '-')}, {limit(j['upper'], '')}], "
+              f"damping {j['damping']:.6g}, friction {j['friction']:.6g}, body mass {j['mass']:.6g} kg"
+              for j in info["joints"]]
+    actuators = [a["name"] if a["name"] == a["joint"] else f"{a['name']} on {a['joint']}" for a in info["actuators"]]
+    lines += [f"moving mass: {info['moving_mass']:.6g} kg",
+              f"actuators: {', '.join(actuators) or '(none)'}",
+              f"gravity: ({', '.join(f'{g:.6g}' for g in info['gravity'])}) m/s²",
+              f"frames ({len(info['frames'])}): {', '.join(info['frames'])}"]
+    return "\n".join(lines)
+
+
 def run(args: argparse.Namespace) -> int:
     """Load, assemble and print; file and assembly problems raise MbstateError (exit code 2)."""
+    if is_urdf(args.mechanism):
+        if args.sensors or args.config:
+            raise MbstateError(f"{args.mechanism}: --sensors and --config are not available for URDF files yet")
+        info = urdf_report(load_spatial(args.mechanism), args.mechanism)
+        print(json.dumps(info, indent=2) if args.json else format_urdf_text(info))
+        return 0
     if args.config:
         node = load_node_config(args.config, mechanism=args.mechanism, sensors=args.sensors)
         mech, sensors, config = node.mech, node.sensors, node.estimator

@@ -1,4 +1,8 @@
-"""``mbstate forward``: forward dynamics of a mechanism file to a CSV time series."""
+"""``mbstate forward``: forward dynamics of a mechanism file to a CSV time series.
+
+A URDF file (an open chain, estimator.spatial) starts from q = 0 and q̇ = 0 unless ``--initial`` and
+``--velocity`` name joints, and is integrated by classical Runge-Kutta 4 on ABA with zero joint
+forces (gravity, damping and friction act)."""
 
 from __future__ import annotations
 
@@ -20,6 +24,9 @@ from estimator.forces import kinetic_energy, potential_energy
 from estimator.graph_dynamics.forward import FgOptions, simulate_fg
 from estimator.kinematics import solve_velocity_problem
 from estimator.smoother import FACTORIZATIONS, SmootherOptions
+from estimator.spatial import energy as spatial_energy
+from estimator.spatial.model import is_urdf, joint_values, load_spatial
+from estimator.spatial.simulate import simulate as simulate_spatial
 from estimator.timeseries import write_csv
 
 
@@ -32,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "forward", help="forward dynamics to a CSV time series",
         description="Integrate the equations of motion from the file's configuration (assembled), "
                     "at rest unless --velocity is given, and write t, q, qd, qdd, lambda as CSV.")
-    parser.add_argument("mechanism", help="mechanism YAML file")
+    parser.add_argument("mechanism", help="mechanism YAML file, or a URDF file (*.urdf)")
     parser.add_argument("--t-end", type=positive_float, required=True, help="simulated time [s]")
     parser.add_argument("--dt", type=positive_float, required=True, help="time step [s]")
     parser.add_argument("--method", choices=METHODS + FG_METHODS, default="ali3",
@@ -59,17 +66,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if is_urdf(args.mechanism):
+        return run_urdf(args)
     mech = load(args.mechanism, args.gravity)
     q0 = assembled(mech, args.initial)
     qd0 = np.zeros(mech.n)
     if args.velocity:
         held = coordinate_indices(mech, args.velocity, "--velocity")
         qd0 = solve_velocity_problem(mech, q0, np.array(list(args.velocity.values())), held)
-    steps = max(1, int(round(args.t_end / args.dt)))
-    if steps > MAX_STEPS:
-        raise MbstateError(f"--t-end {args.t_end:g} s at --dt {args.dt:g} s is {steps:.3g} steps, more than the "
-                           f"{MAX_STEPS:,} a forward run holds in memory (a larger --dt, or mbstate simulate, "
-                           "which streams)")
+    steps = step_count(args)
     start = time.perf_counter()
     if args.method in FG_METHODS:
         solver = SmootherOptions(factorization=args.factorization, relinearize_threshold=args.relinearize_threshold)
@@ -93,5 +98,36 @@ def run(args: argparse.Namespace) -> int:
           f"compilation included)")
     print(f"max |Φ| = {worst_phi:.3g}; total energy {energy[0]:.6g} J -> {energy[-1]:.6g} J "
           f"(gravity and springs; applied loads do work)")
+    print(f"written: {args.out}")
+    return 0
+
+
+def step_count(args: argparse.Namespace) -> int:
+    """--t-end / --dt steps, at most MAX_STEPS."""
+    steps = max(1, int(round(args.t_end / args.dt)))
+    if steps > MAX_STEPS:
+        raise MbstateError(f"--t-end {args.t_end:g} s at --dt {args.dt:g} s is {steps:.3g} steps, more than the "
+                           f"{MAX_STEPS:,} a forward run holds in memory (a larger --dt, or mbstate simulate, "
+                           "which streams)")
+    return steps
+
+
+def run_urdf(args: argparse.Namespace) -> int:
+    """Free motion of a URDF open chain by RK4 on ABA."""
+    for option, given in (("--method", args.method != "ali3"), ("--integrator", args.integrator != "rk4"),
+                          ("--gravity", args.gravity is not None)):
+        if given:
+            raise MbstateError(f"{option}: not available for a URDF file (RK4 on ABA; gravity from the sidecar)")
+    model = load_spatial(args.mechanism)
+    q0, qd0 = joint_values(model, args.initial, "--initial"), joint_values(model, args.velocity, "--velocity")
+    steps = step_count(args)
+    start = time.perf_counter()
+    trajectory = simulate_spatial(model, q0, qd0, args.dt, steps)
+    elapsed = time.perf_counter() - start
+    write_csv(args.out, trajectory)
+    energy = [spatial_energy.kinetic_energy(model, q, qd) + spatial_energy.potential_energy(model, q)
+              for q, qd in ((trajectory.q[0], trajectory.qd[0]), (trajectory.q[-1], trajectory.qd[-1]))]
+    print(f"rk4 on ABA: {steps} steps of {args.dt:g} s in {elapsed:.3f} s (first-call compilation included)")
+    print(f"total energy {energy[0]:.6g} J -> {energy[-1]:.6g} J (gravity; damping and friction dissipate)")
     print(f"written: {args.out}")
     return 0

@@ -1,17 +1,24 @@
-"""``mbstate inverse``: drive forces along a prescribed trajectory of the driven coordinates."""
+"""``mbstate inverse``: drive forces along a prescribed trajectory of the driven coordinates.
+
+For a URDF file (an open chain, estimator.spatial) ``--drive`` lists every movable joint; the
+output's ``Q.<joint>`` are the joint forces of the RNEA (gravity, damping and friction included)."""
 
 from __future__ import annotations
 
 import argparse
+import time
 
 import numpy as np
 
 from estimator.drive_trajectory import DriveTrajectory, load_drive_trajectory
 from estimator.dynamics.inverse import InverseDynamicsResult, drive_indices, inverse_dynamics
+from estimator.errors import MbstateError
 from estimator.graph_dynamics.inverse import DRIVE_RATES, ORDERINGS, FGOptions, fg_inverse_dynamics
 from estimator.mechanism_file import load_mechanism
 from estimator.model import Mechanism
 from estimator.smoother import FACTORIZATIONS
+from estimator.spatial.model import is_urdf, joint_order, load_spatial
+from estimator.spatial.simulate import inverse_trajectory
 from estimator.timeseries import write_csv
 
 METHODS = ("classical", "fg")
@@ -23,7 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "inverse", help="inverse dynamics: drive forces along a prescribed trajectory",
         description="Solve the inverse dynamics of MECH along the trajectory of its driven coordinates "
                     "and write t, q, qd, qdd, Q.<drive> and lambda as CSV.")
-    parser.add_argument("mechanism", metavar="MECH.yaml", help="mechanism file")
+    parser.add_argument("mechanism", metavar="MECH.yaml", help="mechanism file, or a URDF file (*.urdf)")
     add_drive_arguments(parser)
     parser.add_argument("--out", required=True, metavar="OUT.csv", help="output CSV")
     parser.add_argument("--method", choices=METHODS, default="classical",
@@ -34,12 +41,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load, solve, write and print a short summary."""
+    if is_urdf(args.mechanism):
+        return run_urdf(args)
     mech, drives, samples = load_drives(args)
     if args.method == "fg":
         result = fg_inverse_dynamics(mech, drives, samples.t, *samples.derivatives(), graph_options(args))
     else:
         result = inverse_dynamics(mech, drives, samples.t, *samples.derivatives())
     report(args.out, result, samples, f"({args.method})")
+    return 0
+
+
+def run_urdf(args: argparse.Namespace) -> int:
+    """Inverse dynamics of a URDF open chain along the trajectory of all its joints."""
+    if args.method != "classical":
+        raise MbstateError(f"--method {args.method}: for planar mechanism files only (a URDF: classical)")
+    model = load_spatial(args.mechanism)
+    drives = [name.strip() for name in args.drive.split(",")]
+    order = joint_order(model, drives, "--drive")
+    samples = load_drive_trajectory(args.trajectory, len(drives))
+    pos, vel, acc = (values[:, order] for values in samples.derivatives())
+    start = time.perf_counter()
+    trajectory = inverse_trajectory(model, samples.t, pos, vel, acc)
+    report(args.out, InverseDynamicsResult(trajectory, (time.perf_counter() - start) / len(samples.t)), samples,
+           "(spatial RNEA)")
     return 0
 
 

@@ -1,0 +1,98 @@
+"""The optional sidecar YAML of a URDF: what a URDF does not say.
+
+Keys (all optional):
+- ``gravity: [gx, gy, gz]`` [m/s²], default [0, 0, −9.81] (z up, as URDF tools assume);
+- ``actuators: [{joint: NAME, name: NAME}, …]``: the driven joints, by default every movable joint,
+  named after it;
+- ``frames: [{name: NAME, link: LINK, xyz: [x, y, z], rpy: [r, p, y]}, …]``: named frames for
+  sensors and loads, posed in a link's frame (xyz [m], rpy [rad], default 0);
+- ``name``, ``description``: free text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from estimator.section import Section
+from estimator.spatial.urdf import UrdfRobot
+from estimator.yaml_file import read_yaml
+
+GRAVITY = (0.0, 0.0, -9.81)
+
+
+@dataclass(frozen=True)
+class FrameSpec:
+    name: str
+    link: str
+    xyz: tuple[float, float, float]
+    rpy: tuple[float, float, float]
+
+
+@dataclass(frozen=True)
+class Sidecar:
+    """Gravity, the actuators as (name, joint) pairs, and the extra named frames."""
+    gravity: tuple[float, ...]
+    actuators: tuple[tuple[str, str], ...]
+    frames: tuple[FrameSpec, ...]
+
+    @staticmethod
+    def default(robot: UrdfRobot) -> Sidecar:
+        """Gravity along −z, every movable joint driven, no extra frames."""
+        return Sidecar(GRAVITY, tuple((joint.name, joint.name) for joint in _movable(robot)), ())
+
+
+def _movable(robot: UrdfRobot) -> list:
+    return [joint for joint in robot.joints if joint.type != "fixed"]
+
+
+def read_sidecar(path: str | Path, robot: UrdfRobot) -> Sidecar:
+    """The sidecar at ``path`` for ``robot``; MbstateError naming the key and the problem."""
+    top = Section(str(path), "sidecar", read_yaml(path) or {})
+    top.raw("name"), top.raw("description")
+    gravity = top.numbers("gravity", 3, GRAVITY)
+    movable = {joint.name for joint in _movable(robot)}
+    actuators = Sidecar.default(robot).actuators
+    if top.has("actuators"):
+        actuators = tuple(_actuator(top, k, entry, movable) for k, entry in enumerate(_list(top, "actuators")))
+    names = [name for name, _ in actuators]
+    if len(set(names)) != len(names):
+        raise top.error("actuators", f"names not unique: {names}")
+    links = set(robot.inertials)
+    frames = tuple(_frame_spec(top, k, entry, links) for k, entry in enumerate(_list(top, "frames")))
+    taken = set(links)
+    for frame in frames:
+        if frame.name in taken:
+            raise top.error("frames", f"frame name {frame.name!r} is already a link or frame name")
+        taken.add(frame.name)
+    top.finish()
+    return Sidecar(gravity, actuators, frames)
+
+
+def _list(top: Section, key: str) -> list:
+    value = top.raw(key, [])
+    if not isinstance(value, list):
+        raise top.error(key, "must be a list")
+    return value
+
+
+def _actuator(top: Section, k: int, entry: object, movable: set[str]) -> tuple[str, str]:
+    item = Section(top.source, f"sidecar.actuators[{k}]", entry)
+    joint = item.text("joint")
+    if joint not in movable:
+        raise item.error("joint", f"{joint!r} is not a movable joint of the URDF")
+    name = item.text("name", joint)
+    item.finish()
+    return name, joint
+
+
+def _frame_spec(top: Section, k: int, entry: object, links: set[str]) -> FrameSpec:
+    item = Section(top.source, f"sidecar.frames[{k}]", entry)
+    name, link = item.text("name"), item.text("link")
+    if link not in links:
+        raise item.error("link", f"{link!r} is not a link of the URDF")
+    spec = FrameSpec(name, link, item.numbers("xyz", 3, (0.0, 0.0, 0.0)), item.numbers("rpy", 3, (0.0, 0.0, 0.0)))
+    item.finish()
+    return spec
+
+
