@@ -205,7 +205,7 @@ class CellResult:
     force_range: dict[str, float]  # truth's max − min over the run
     solver_recoveries: int
     error: str | None  # the accuracy run's error (it aborted)
-    observable: bool  # the estimator's start-up check found every direction of the state seen
+    observable: bool = True  # the estimator's start-up check found every direction of the state seen
     p50_ms: float | None = None
     p99_ms: float | None = None
     overruns: int | None = None

@@ -160,9 +160,10 @@ class EstimatorConfig:
       coordinates and λ follow from the model rows). When the
       position sensors do not fix every degree of freedom at t0 (rank of [Φq; ∂h/∂q] below n), the
       other readings are fitted for the position (accelerometers: gravity and the motion it drives;
-      estimator.online.startup.readings_position); when they do not fix every direction to
-      ``position_sigma`` either (rate sensors only, unknown forces), the start is a guess, the file's
-      configuration, and its prior on z has ``guess_sigma`` [m, rad] instead.
+      estimator.online.startup.readings_position), and the prior on z gets the σ they fix its worst-seen
+      direction to (at least ``position_sigma``); where that is not below ``guess_sigma`` [m, rad]
+      either (rate sensors only, unknown forces), the start is a guess, the file's configuration, and its
+      prior on z has ``guess_sigma`` instead.
     Solver
       ``relinearize_threshold``: null (default) — never relinearize: each step's factor is linearized
       once, at the step's prediction, and added as a native linear factor (no Python callback in

@@ -302,7 +302,6 @@ class OnlineEstimator:
         next update drafted (``_draft_step``), the window's estimate kept for a solver recovery
         (estimator.smoother) and a due garbage collection (estimator.collector)."""
         if self.grid is not None:
-            self.walks.rescale_if_moved()
             for k in range(self._next, self._next + self.governor.group_size):
                 if k not in self.readings.drafts:
                     self.readings.drafts[k] = self._draft_step(k)
@@ -354,10 +353,11 @@ class OnlineEstimator:
                                                   known)
                 determined = determines_position(self.mech, x0[:self.layout.n], fixing)
                 found = None if determined else readings_position(self.mech, self.layout, by_sensor, self.terms, t0,
-                                                                   x0[:self.layout.n], self.config.position_sigma,
+                                                                   x0[:self.layout.n], self.config.guess_sigma,
                                                                    known)
                 if found is not None:  # the other readings fix the position: start there
-                    x0, force_sigmas = initial_state(self.mech, self.layout, by_sensor, self.terms, t0, found, known)
+                    x0, force_sigmas = initial_state(self.mech, self.layout, by_sensor, self.terms, t0, found[0],
+                                                     known)
             if not np.isfinite(x0).all():
                 raise FloatingPointError("a non-finite start state")
         except (np.linalg.LinAlgError, AssemblyError, FloatingPointError) as exc:
@@ -369,8 +369,8 @@ class OnlineEstimator:
             return False
         sigmas = self._prior_sigmas()
         sigmas[self.layout.force] = np.minimum(sigmas[self.layout.force], force_sigmas)
-        if not determined and found is None:
-            sigmas[:self.layout.n] = self.config.guess_sigma
+        if not determined:  # a guess, or what the other readings fix
+            sigmas[:self.layout.n] = self.config.guess_sigma if found is None else max(self.config.position_sigma, found[1])
         shared = self.layout.shared
         self._prior = StepRelation(prior_relation(x0[shared], sigmas[shared]))
         self.observability = observability(self.mech, self.sensors, self.layout, self.config, x0)
@@ -474,6 +474,7 @@ class OnlineEstimator:
         self.states = {j: x for j, x in self.states.items() if j > newest} | dict(zip(kept, solved))
         for k in group:
             self.walks.observe(self.states[k])
+        self.walks.rescale_if_moved()  # the steps drafted from here on
         self._lifts = {j: lift for j, lift in self._lifts.items() if j >= newest - self.config.lag - 1}
         self._next = newest + 1
         published = range(self._published, max(self._published, newest + 1 - self.config.output_delay))

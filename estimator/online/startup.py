@@ -211,7 +211,7 @@ def _free_state(mech: Mechanism, layout: EstimationLayout, q: np.ndarray, readin
 
 def readings_position(mech: Mechanism, layout: EstimationLayout, readings: Mapping[str, list[Reading]],
                       terms: Mapping[str, SensorTerm], t0: float, start: np.ndarray, sigma: float,
-                      known: KnownVelocity = KnownVelocity()) -> np.ndarray | None:
+                      known: KnownVelocity = KnownVelocity()) -> tuple[np.ndarray, float] | None:
     """Step 1 from every reading, where the encoders do not fix the position (an IMU alone): Gauss-Newton
     on [Φ(q)/σ_Φ; W_s (h_s(x(q)) − z_s) of each sensor's reading nearest t0; 1e-3 (q − q_s)], x(q) the free
     state at q (``_free_state``: what an accelerometer reads of gravity and of the motion gravity drives),
@@ -219,8 +219,12 @@ def readings_position(mech: Mechanism, layout: EstimationLayout, readings: Mappi
     in the angles: where the solution leaves the readings off by more than CONSISTENT (mean square of the
     whitened rows), it starts again from the mechanism assembled with each independent angle turned by
     multiples of 2π/TURNS (at most STARTS of them, seeded), fits from the FITS closest of them and keeps the
-    closest fit. None where the rows do not fix every direction of motion to ``sigma`` (the start prior's
-    position σ) or better, or without a dynamic model of the motion (unknown forces, kinematics only)."""
+    closest fit if it fits within CONSISTENT (else the first: a model that fits nowhere is wrong, and the
+    readings are no reason to leave the start's branch). q and the σ to which the rows fix its worst-seen direction of motion, scaled by the
+    fit's root mean square where that exceeds 1 (a model the readings disagree with, its gravity off:
+    the misfit is model error, not information); None where that is
+    not below ``sigma`` (the guess's σ: the readings tell less than the file), or without a dynamic model of
+    the motion (unknown forces, kinematics only)."""
     if len(layout.forces) or not len(layout.rows):
         return None
     n = mech.n
@@ -234,8 +238,8 @@ def readings_position(mech: Mechanism, layout: EstimationLayout, readings: Mappi
         x = _free_state(mech, layout, q, readings, terms, t0, known)
         return np.concatenate([o.whitening @ o.term.sensor.residual(predicted(o.term, x), o.z) for o in observations])
 
-    best = _fitted(mech, residual, start, sigma)
-    if best[1] > CONSISTENT:
+    best = local = _fitted(mech, residual, start)
+    if local[1] > CONSISTENT:
         angles = [i for i in layout.integrated if i not in mech.point_coordinates]
         offsets = (np.arange(TURNS) + TURNS // 2) % TURNS - TURNS // 2  # 0, 1, …, −1: the least turn each way
         turns = np.array(np.meshgrid(*[offsets] * len(angles))).reshape(len(angles), -1).T
@@ -251,16 +255,19 @@ def readings_position(mech: Mechanism, layout: EstimationLayout, readings: Mappi
                 continue
             starts.append((float(np.mean(residual(q) ** 2)), len(starts), q))
         for _, _, q in sorted(starts)[:FITS]:
-            best = min(best, _fitted(mech, residual, q, sigma), key=lambda fit: fit[1])
-    q, _, full_rank = best
-    return solve_position_problem(mech, q) if full_rank else None
+            best = min(best, _fitted(mech, residual, q), key=lambda fit: fit[1])
+        if best[1] > CONSISTENT:  # the model fits the readings nowhere: no reason to leave the start's branch
+            best = local
+    q, cost, seen = best
+    seen *= np.sqrt(max(1.0, cost))  # readings the model fits worse than their noise: a model error, not σ
+    return (solve_position_problem(mech, q), seen) if seen < sigma else None
 
 
-def _fitted(mech: Mechanism, residual: Callable[[np.ndarray], np.ndarray], start: np.ndarray, sigma: float
-            ) -> tuple[np.ndarray, float, bool]:
+def _fitted(mech: Mechanism, residual: Callable[[np.ndarray], np.ndarray], start: np.ndarray
+            ) -> tuple[np.ndarray, float, float]:
     """``readings_position``'s Gauss-Newton from ``start``: q, the mean square of the whitened rows there,
-    and whether they fix every direction of motion to ``sigma`` or better (the singular values of the whitened
-    rows on the constraints' null space at least 1/σ)."""
+    and the σ to which they fix the worst-seen direction of motion (1 / the least singular value of the
+    whitened rows on the constraints' null space; inf where one is not seen)."""
     n, step = mech.n, 1e-7
     q = start.copy()
     for _ in range(ITERATIONS):
@@ -276,8 +283,8 @@ def _fitted(mech: Mechanism, residual: Callable[[np.ndarray], np.ndarray], start
             break
     tangent = scipy.linalg.null_space(phi_q)  # the motions the constraints allow at q
     seen = np.linalg.svd(gradient @ tangent, compute_uv=False) if tangent.size else np.zeros(0)
-    determined = len(seen) == tangent.shape[1] and bool(np.all(seen >= 1.0 / sigma))
-    return q, float(np.mean(residual(q) ** 2)), determined
+    worst = 1.0 / seen[-1] if len(seen) == tangent.shape[1] and seen[-1] > 0.0 else np.inf
+    return q, float(np.mean(residual(q) ** 2)), float(worst)
 
 
 def determines_position(mech: Mechanism, q: np.ndarray, sensors: Sequence[Sensor]) -> bool:

@@ -191,3 +191,17 @@ def test_cell_meets_the_bars(cell: Cell) -> None:
     estimator = MATRIX.base.estimator  # the grid starts at the middle of the start-up span
     assert result.steps >= 0.99 * (CI_DURATION - 0.5 * estimator.startup_span) * estimator.rate
     assert result.failed_bars(LOOSER) == []
+
+
+@pytest.mark.parametrize("cell", [Cell("five_bar", "a", "driven"), Cell("five_bar", "c", "free")],
+                         ids=["five_bar-a-driven", "five_bar-c-free"])
+def test_the_defaults_meet_the_bars_as_a_user_runs_them(cell: Cell) -> None:
+    """``--defaults``: every key at its default but the rate, the lag and the unknown forces, the start from the
+    file's configuration and the readings. The five-bar's drive torques under the auto force model and jerk
+    density (5.5 % of their range over 3 s with the former smooth model's K = 5), and its IMU alone released
+    3.3 rad from the file's configuration (found from the accelerometers' gravity; 3.0 rad off before)."""
+    result = run_cell(MATRIX, cell, CI_DURATION, timing=False, defaults=True)
+    assert result.error is None and result.observable
+    assert result.failed_bars(LOOSER) == []
+    if cell.set == "c":  # no encoder bar: the angles within the σ the accelerometers fix the start to (0.018 rad)
+        assert max(result.joint_rmse.values()) < 2e-2
