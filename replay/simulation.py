@@ -21,7 +21,6 @@ every run).
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -36,6 +35,7 @@ from estimator.errors import MbstateError
 from estimator.model import Mechanism
 from sensors.base import Sensor
 from sensors.config import SensorSet
+from sensors.messages import Reading
 from sensors.virtual import Truth, VirtualSensor
 
 CHUNK_S = 60.0  # [s] of simulated time per chunk of a long run (a shorter run is one chunk)
@@ -114,7 +114,9 @@ def simulated_records(truths: Iterable[Truth], sensors: Sequence[Sensor], seed: 
     drawing from its own generator seeded with (seed, i)), in time order, chunk by chunk: what
     comes after a chunk's end minus ``hold`` (ten times the largest stamp jitter) waits for the
     next chunk, so that jittered stamps stay in order across the seam. Ties: truth first, then
-    sensor order, then seq — the order of sensors.virtual.simulate_readings."""
+    sensor order, then seq — the order of sensors.virtual.simulate_readings. A chunk is held as
+    arrays (its truth, each sensor's stamps and values); a record becomes an object only as it is
+    yielded."""
     hold = 10.0 * max((s.params.noise.jitter for s in sensors), default=0.0)
     virtual: list[VirtualSensor] = []
     pending: list[tuple[tuple[float, int, int, int], tuple[str, Any]]] = []
@@ -129,12 +131,48 @@ def simulated_records(truths: Iterable[Truth], sensors: Sequence[Sensor], seed: 
             first = 0
         else:
             first = 1  # the previous chunk's last sample
-        pending += [((float(truth.t[i]), 0, 0, 0), ("truth", truth.state(i))) for i in range(first, len(truth.t))]
-        for index, source in enumerate(virtual):
-            pending += [((r.t, 1, index, r.seq), ("reading", r)) for r in source.readings(truth, final)]
-        pending.sort(key=lambda item: item[0])
-        cut = len(pending) if final else bisect.bisect_left(pending, float(truth.t[-1]) - hold,
-                                                               key=lambda item: item[0][0])
-        for _, record in pending[:cut]:
-            yield record
-        pending, truth = pending[cut:], following
+        chunk = _Chunk(truth, first, [(s.params.name, *v.sample(truth, final)) for s, v in zip(sensors, virtual)],
+                       pending)
+        order = chunk.order()
+        cut = len(order) if final else int(np.searchsorted(chunk.t[order], float(truth.t[-1]) - hold))
+        for row in order[:cut]:
+            yield chunk.record(row)
+        pending = [(chunk.key(row), chunk.record(row)) for row in order[cut:]]
+        truth = following
+
+
+class _Chunk:
+    """One chunk's records as arrays: sort keys (t, kind: 0 truth 1 reading, sensor index, seq) and
+    where each record's payload is (the held-over records of the previous chunk, the truth's
+    samples from ``first``, each sensor's ``(name, stamps, values, first seq)``)."""
+
+    def __init__(self, truth: Truth, first: int, samples: list[tuple[str, np.ndarray, np.ndarray, int]],
+                 pending: list[tuple[tuple[float, int, int, int], tuple[str, Any]]]) -> None:
+        self.truth, self.samples, self.pending = truth, samples, pending
+        held = np.array([key for key, _ in pending], float).reshape(-1, 4)
+        truth_rows = np.arange(first, len(truth.t))
+        parts = [(held[:, 0], held[:, 1], held[:, 2], held[:, 3], np.full(len(held), -1), np.arange(len(held))),
+                 (truth.t[first:], np.zeros(len(truth_rows)), np.zeros(len(truth_rows)), np.zeros(len(truth_rows)),
+                  np.zeros(len(truth_rows), int), truth_rows)]
+        for index, (_, stamps, _, seq0) in enumerate(samples):
+            count = len(stamps)
+            parts.append((stamps, np.ones(count), np.full(count, index), seq0 + np.arange(count),
+                          np.full(count, index + 1), np.arange(count)))
+        self.t, self.kind, self.index, self.seq, self.source, self.row = (
+            np.concatenate(columns) for columns in zip(*parts))
+
+    def order(self) -> np.ndarray:
+        """The records' rows in (t, kind, sensor, seq) order."""
+        return np.lexsort((self.seq, self.index, self.kind, self.t))
+
+    def key(self, i: int) -> tuple[float, int, int, int]:
+        return float(self.t[i]), int(self.kind[i]), int(self.index[i]), int(self.seq[i])
+
+    def record(self, i: int) -> tuple[str, Any]:
+        source, row = int(self.source[i]), int(self.row[i])
+        if source < 0:
+            return self.pending[row][1]
+        if source == 0:
+            return "truth", self.truth.state(row)
+        name, stamps, values, seq0 = self.samples[source - 1]
+        return "reading", Reading(sensor=name, t=float(stamps[row]), seq=seq0 + row, value=values[row])

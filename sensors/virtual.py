@@ -85,12 +85,19 @@ class VirtualSensor:
 
     def readings(self, truth: Truth, final: bool = True) -> list[Reading]:
         """The readings at the instants of this chunk (module docstring), in sample order."""
+        stamps, values, first = self.sample(truth, final)
+        name = self.sensor.params.name
+        return [Reading(sensor=name, t=float(stamps[k]), seq=first + k, value=values[k]) for k in range(len(stamps))]
+
+    def sample(self, truth: Truth, final: bool = True) -> tuple[np.ndarray, np.ndarray, int]:
+        """:meth:`readings` as arrays: stamps (N,), values (N, d) and the first one's ``seq`` (the
+        others follow by one), without a Python object per reading."""
         sensor, rng = self.sensor, self.rng
         params, noise = sensor.params, sensor.params.noise
         instants, nearest = truth.sample_indices(params.rate, self.t0, self.next, final)
         count = len(instants)
         if count == 0:
-            return []
+            return np.empty(0), np.empty((0, sensor.dimension)), self.next
         ideal = np.array([sensor.measure(truth.state(i)) for i in nearest]).reshape(count, sensor.dimension)
         walk = rng.normal(0.0, noise.random_walk / np.sqrt(params.rate), size=ideal.shape)
         bias = self.bias + np.cumsum(walk, axis=0)
@@ -102,7 +109,7 @@ class VirtualSensor:
         values = sensor.present(values)
         stamps = instants + rng.normal(0.0, noise.jitter, size=count)
         first, self.next, self.bias = self.next, self.next + count, bias[-1]
-        return [Reading(sensor=params.name, t=float(stamps[k]), seq=first + k, value=values[k]) for k in range(count)]
+        return stamps, values, first
 
 
 def virtual_readings(sensor: Sensor, truth: Truth, rng: np.random.Generator) -> list[Reading]:

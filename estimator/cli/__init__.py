@@ -3,7 +3,9 @@
 Each command module defines ``register(subparsers)``, which adds its parser and sets ``run``, a
 function of the parsed arguments returning the exit code. User errors (``MbstateError``, bad
 arguments) print one line on stderr and exit with code 2, never a traceback.
-Every command runs BLAS on one thread (estimator.threads).
+Every command runs BLAS on one thread (estimator.threads). A command line naming a command imports
+that command's module alone (``mbstate simulate`` loads no GTSAM: memory, start-up time); help
+and unknown commands import them all.
 """
 
 from __future__ import annotations
@@ -26,19 +28,22 @@ class ArgumentParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
-def build_parser() -> ArgumentParser:
-    """The top-level parser with every available subcommand."""
+def build_parser(argv: list[str] | None = None) -> ArgumentParser:
+    """The top-level parser with the subcommand ``argv`` names, else (no argv, help, an unknown name)
+    with every available one."""
+    named = argv[0] if argv else None
     parser = ArgumentParser(prog="mbstate", description="Multibody state estimation with factor graphs.")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgumentParser)
     subparsers.required = True
-    for name in COMMAND_MODULES:
+    for name in (named,) if named in COMMAND_MODULES else COMMAND_MODULES:
         importlib.import_module(f"estimator.cli.{name}").register(subparsers)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv).parse_args(argv)
     one_blas_thread()
     try:
         return int(args.run(args) or 0)

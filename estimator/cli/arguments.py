@@ -6,6 +6,7 @@ import argparse
 
 import numpy as np
 
+from estimator.drive_trajectory import DriveTrajectory, load_drive_trajectory
 from estimator.errors import MbstateError
 from estimator.mechanism_file import load_mechanism
 from estimator.model import Mechanism
@@ -18,6 +19,16 @@ def load(path: str, gravity: np.ndarray | None = None) -> Mechanism:
 
     mech = load_mechanism(path)
     return mech if gravity is None else with_gravity(mech, gravity)
+
+
+def driven(mech: Mechanism, drive: str, trajectory: str) -> tuple[list[str], DriveTrajectory]:
+    """The driven coordinate names of ``drive`` (comma-separated, checked against ``mech``) and the
+    samples of the ``trajectory`` file, one column per name."""
+    from estimator.dynamics.inverse import drive_indices
+
+    drives = [name.strip() for name in drive.split(",")]
+    drive_indices(mech, drives)
+    return drives, load_drive_trajectory(trajectory, len(drives))
 
 
 def add_curve_options(parser: argparse.ArgumentParser) -> None:

@@ -10,8 +10,9 @@ import time
 
 import numpy as np
 
+from estimator.cli.arguments import driven
 from estimator.drive_trajectory import DriveTrajectory, load_drive_trajectory
-from estimator.dynamics.inverse import InverseDynamicsResult, drive_indices, inverse_dynamics
+from estimator.dynamics.inverse import InverseDynamicsResult, inverse_dynamics
 from estimator.errors import MbstateError
 from estimator.graph_dynamics.inverse import DRIVE_RATES, ORDERINGS, FGOptions, fg_inverse_dynamics
 from estimator.mechanism_file import load_mechanism
@@ -80,14 +81,6 @@ def load_drives(args: argparse.Namespace) -> tuple[Mechanism, list[str], DriveTr
     """The mechanism, the ``--drive`` names (checked) and the ``--trajectory`` samples."""
     mech = load_mechanism(args.mechanism)
     return (mech, *driven(mech, args.drive, args.trajectory))
-
-
-def driven(mech: Mechanism, drive: str, trajectory: str) -> tuple[list[str], DriveTrajectory]:
-    """The driven coordinate names of ``drive`` (comma-separated, checked against ``mech``) and the
-    samples of the ``trajectory`` file, one column per name."""
-    drives = [name.strip() for name in drive.split(",")]
-    drive_indices(mech, drives)
-    return drives, load_drive_trajectory(trajectory, len(drives))
 
 
 def report(out: str, result: InverseDynamicsResult, samples: DriveTrajectory, detail: str) -> None:

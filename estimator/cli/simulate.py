@@ -20,8 +20,7 @@ import numpy as np
 
 from estimator.argument_types import assignments, positive_float
 from estimator.assembly import assembled, coordinate_indices
-from estimator.cli.arguments import add_curve_options, client_keys, load
-from estimator.cli.inverse import driven
+from estimator.cli.arguments import add_curve_options, client_keys, driven, load
 from estimator.dynamics.forward import METHODS
 from estimator.errors import MbstateError
 from estimator.kinematics import solve_velocity_problem

@@ -85,10 +85,10 @@ def integrate(mech: Mechanism, q0: np.ndarray, qd0: np.ndarray, dt: float, steps
 def simulate(mech: Mechanism, q0: np.ndarray, qd0: np.ndarray, dt: float, steps: int,
              options: ForwardOptions = ForwardOptions(), substeps: int = 1) -> Trajectory:
     """:func:`integrate` at dt/``substeps``, sampled every ``dt`` (steps+1 samples), with λ recovered at
-    every sample, as a Trajectory starting at t = 0."""
+    every sample, as a Trajectory starting at t = 0 (copies of the samples: the substeps are not kept)."""
     if substeps < 1:
         raise MbstateError(f"need at least one substep per step (substeps={substeps})")
-    qs, qds, qdds = (x[::substeps] for x in integrate(mech, q0, qd0, dt / substeps, steps * substeps, options))
+    qs, qds, qdds = (x[::substeps].copy() for x in integrate(mech, q0, qd0, dt / substeps, steps * substeps, options))
     finite = np.all(np.isfinite(qs) & np.isfinite(qds) & np.isfinite(qdds), axis=1)
     if not finite.all():
         raise MbstateError(f"the {options.method} integration diverged: the state is not finite from t = "
