@@ -138,6 +138,7 @@ def simulated_records(truths: Iterable[Truth], sensors: Sequence[Sensor], seed: 
         for row in order[:cut]:
             yield chunk.record(row)
         pending = [(chunk.key(row), chunk.record(row)) for row in order[cut:]]
+        del chunk, order  # this chunk's arrays go before the next one is simulated
         truth = following
 
 

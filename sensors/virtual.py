@@ -98,7 +98,9 @@ class VirtualSensor:
         count = len(instants)
         if count == 0:
             return np.empty(0), np.empty((0, sensor.dimension)), self.next
-        ideal = np.array([sensor.measure(truth.state(i)) for i in nearest]).reshape(count, sensor.dimension)
+        ideal = np.empty((count, sensor.dimension))
+        for k, i in enumerate(nearest):  # one sample's objects at a time, not a list of them all
+            ideal[k] = sensor.measure(truth.state(i))
         walk = rng.normal(0.0, noise.random_walk / np.sqrt(params.rate), size=ideal.shape)
         bias = self.bias + np.cumsum(walk, axis=0)
         values = ideal + bias + rng.normal(0.0, noise.density * np.sqrt(params.rate), size=ideal.shape)

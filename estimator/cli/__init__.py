@@ -3,7 +3,8 @@
 Each command module defines ``register(subparsers)``, which adds its parser and sets ``run``, a
 function of the parsed arguments returning the exit code. User errors (``MbstateError``, bad
 arguments) print one line on stderr and exit with code 2, never a traceback.
-Every command runs BLAS on one thread (estimator.threads). A command line naming a command imports
+Every command runs BLAS on one thread (estimator.threads), with a fixed threshold for the C heap's
+memory maps (estimator.allocator). A command line naming a command imports
 that command's module alone (``mbstate simulate`` loads no GTSAM: memory, start-up time); help
 and unknown commands import them all.
 """
@@ -14,6 +15,7 @@ import argparse
 import importlib
 import sys
 
+from estimator.allocator import fixed_mmap_threshold
 from estimator.errors import MbstateError
 from estimator.threads import one_blas_thread
 
@@ -43,6 +45,7 @@ def build_parser(argv: list[str] | None = None) -> ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
     argv = sys.argv[1:] if argv is None else argv
+    fixed_mmap_threshold()
     args = build_parser(argv).parse_args(argv)
     one_blas_thread()
     try:

@@ -93,6 +93,8 @@ def simulate(mech: Mechanism, q0: np.ndarray, qd0: np.ndarray, dt: float, steps:
     if not finite.all():
         raise MbstateError(f"the {options.method} integration diverged: the state is not finite from t = "
                            f"{dt * int(np.argmin(finite)):g} s on (a smaller dt, or another method)")
-    lam = np.array([multipliers(mech, *state) for state in zip(qs, qds, qdds)])
+    lam = np.empty((steps + 1, mech.m))
+    for k in range(steps + 1):  # one step's temporaries at a time, not a list of them all
+        lam[k] = multipliers(mech, qs[k], qds[k], qdds[k])
     return Trajectory(t=dt * np.arange(steps + 1), coordinate_names=mech.coordinate_names, q=qs, qd=qds, qdd=qdds,
                       lam=lam)
