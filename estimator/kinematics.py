@@ -185,3 +185,44 @@ def suggested_independent(mech: Mechanism, q: np.ndarray, rank: int) -> list[int
             dependent = set(points[picked].tolist())
             return [k for k in range(mech.n) if k not in dependent]
     return independent_coordinates(mech, q)
+
+
+def tangent_basis(jacobian: np.ndarray) -> np.ndarray:
+    """An orthonormal basis N (n × (n − rank)) of the null space of a full-row-rank Φq_S: the admissible
+    velocities q̇ = N v (by SVD)."""
+    _, _, vt = np.linalg.svd(jacobian)
+    return vt[jacobian.shape[0]:].T
+
+
+def partition_quality(jacobian: np.ndarray, independent: Sequence[int]) -> float:
+    """σ_min of Φq_S's columns off I (the dependent block, square for a full-row-rank Φq_S): the pivot of
+    coordinate partitioning (García de Jalón and Bayo, ch. 5), how well the constraint rows determine the
+    dependent coordinates from z = q[I]. 0 at a pose where I is not a valid independent set (a point's x
+    at its extreme)."""
+    dependent = np.setdiff1d(np.arange(jacobian.shape[1]), np.asarray(independent, int))
+    return float(np.linalg.svd(jacobian[:, dependent], compute_uv=False).min(initial=np.inf))
+
+
+def points_tangent(mech: Mechanism, basis: np.ndarray) -> np.ndarray:
+    """The tangent basis N made orthonormal in the points' coordinates alone: T = N R⁻¹ with N[points] = Q R,
+    so that Σ over the points of q̇_p² = |v|² for q̇ = T v (the points determine the pose, so their rows
+    have full rank; the angle coordinates add no length)."""
+    _, triangle = np.linalg.qr(basis[mech.point_coordinates])
+    return np.linalg.solve(triangle.T, basis.T).T
+
+
+def repartition(jacobian: np.ndarray, current: Sequence[int], reference: float | None,
+                ratio: float) -> tuple[tuple[int, ...], float]:
+    """(I, its quality) (partition_quality) at the pose of a full-row-rank Φq_S (``jacobian``): ``current``
+    while its quality is at least ``ratio`` times ``reference`` (its quality where it was chosen; None:
+    not yet known, taken here), else the coordinates that QR with column pivoting leaves over when it
+    picks the dependent ones (the best conditioned dependent block; independent_coordinates), in
+    increasing order: coordinate partitioning with a pivot check."""
+    if not len(current):
+        return tuple(current), 1.0
+    quality = partition_quality(jacobian, current)
+    if reference is None or quality >= ratio * reference:
+        return tuple(current), quality if reference is None else reference
+    dependent = set(pivot_columns(jacobian, RANK_TOLERANCE).tolist())
+    best = tuple(k for k in range(jacobian.shape[1]) if k not in dependent)
+    return best, partition_quality(jacobian, best)
