@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
@@ -203,12 +204,50 @@ def partition_quality(jacobian: np.ndarray, independent: Sequence[int]) -> float
     return float(np.linalg.svd(jacobian[:, dependent], compute_uv=False).min(initial=np.inf))
 
 
-def points_tangent(mech: Mechanism, basis: np.ndarray) -> np.ndarray:
-    """The tangent basis N made orthonormal in the points' coordinates alone: T = N R⁻¹ with N[points] = Q R,
-    so that Σ over the points of q̇_p² = |v|² for q̇ = T v (the points determine the pose, so their rows
-    have full rank; the angle coordinates add no length)."""
-    _, triangle = np.linalg.qr(basis[mech.point_coordinates])
-    return np.linalg.solve(triangle.T, basis.T).T
+@dataclass(frozen=True)
+class BodyAxes:
+    """The x axis u = r1 − r0 of each body of ``mech`` with two points, as z indices (z = [q, constants]):
+    ``head`` r1's x, y and ``tail`` r0's; ``length``: the mean of those bodies' lengths [m]."""
+
+    head: np.ndarray
+    tail: np.ndarray
+    length: float
+
+    @classmethod
+    def of(cls, mech: Mechanism) -> BodyAxes:
+        bodies = [b for b in mech.bodies if len(b.points) >= 2]
+        head = np.array([mech.point_z[b.points[1]] for b in bodies], int).reshape(-1, 2)
+        tail = np.array([mech.point_z[b.points[0]] for b in bodies], int).reshape(-1, 2)
+        return cls(head, tail, float(np.mean([b.length for b in bodies])) if bodies else 1.0)
+
+
+def rotation_rates(mech: Mechanism, axes: BodyAxes, q: np.ndarray) -> np.ndarray:
+    """∂ω/∂q̇ (bodies × n) of the bodies' angular velocities ω = (u_x u̇_y − u_y u̇_x)/|u|², u their x axes
+    (``axes``), at the pose q."""
+    z = mech.z(q)
+    u = z[axes.head] - z[axes.tail]
+    along = np.column_stack((-u[:, 1], u[:, 0])) / np.sum(u * u, axis=1)[:, None]  # ∂ω/∂u̇
+    rows = np.arange(len(u))[:, None]
+    full = np.zeros((len(u), len(z)))
+    np.add.at(full, (rows, axes.head), along)
+    np.add.at(full, (rows, axes.tail), -along)
+    return full[:, :mech.n]
+
+
+def motion_tangent(mech: Mechanism, axes: BodyAxes, q: np.ndarray, basis: np.ndarray) -> np.ndarray:
+    """The tangent basis N made orthonormal in the bodies' angular velocities: T = N L⁻ᵀ with L Lᵀ = G,
+    G = (W N)ᵀ W N (W = rotation_rates), so that Σ over the bodies of ω² = |v|² for q̇ = T v. A motion
+    that turns no body (W N loses rank: a translation) is measured by its points' speeds over the bodies'
+    mean length instead (G + V₀ V₀ᵀ N[points]ᵀ N[points] V₀ V₀ᵀ / ℓ², V₀ the null space of W N), so
+    that G stays regular."""
+    turning = rotation_rates(mech, axes, q) @ basis
+    metric = turning.T @ turning
+    values, vectors = np.linalg.eigh(metric)
+    still = vectors[:, values <= 1e-12 * max(float(values.max(initial=0.0)), 1e-300)]
+    if still.shape[1]:
+        points = basis[mech.point_coordinates] @ still
+        metric += still @ (points.T @ points) @ still.T / axes.length ** 2
+    return np.linalg.solve(np.linalg.cholesky(metric), basis.T).T
 
 
 def repartition(jacobian: np.ndarray, current: Sequence[int], reference: float | None,

@@ -116,9 +116,10 @@ class Drafter:
     def weighted(self, relation: StepRelation, integrated: tuple[int, ...], tangent: np.ndarray) -> StepRelation:
         """``relation`` with its integrator rows on z = q[P] (P = ``integrated``) whitened by their
         covariance: a white acceleration of density A (``acceleration_noise``) along the mechanism's motion,
-        isotropic in the points' coordinates (q̈ = T w, Cov w = A² I, T = ``tangent``, kinematics.points_tangent),
-        seen through z: Cov z̈ = A² C, C = T[P] T[P]ᵀ, the same motion's noise whichever coordinates are
-        picked or the file has; the position rows get A² h³/12 C, the velocity rows A² h C, each plus
+        isotropic in the bodies' angular accelerations (q̈ = T w, Cov w = A² I, T = ``tangent``,
+        kinematics.motion_tangent: A rad/s² shared by the bodies, Σ_b Var ω̇_b = dof A²), seen through z:
+        Cov z̈ = A² C, C = T[P] T[P]ᵀ, the same motion's noise whichever coordinates are picked or the file
+        has (a pendulum's angle: C = 1, as the noise on each coordinate was); the position rows get A² h³/12 C, the velocity rows A² h C, each plus
         ``integrator_sigma``² I. With the jerk force model the driven coordinates' rows and columns of C are
         0 (the forces explain their accelerations)."""
         config, h, count = self.config, self.config.dt, len(integrated)

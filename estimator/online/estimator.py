@@ -45,7 +45,7 @@ whole window is linearized again (Gauss-Newton on the window while it is far off
 
 Process noise. The integrator rows carry the white acceleration the model does not explain
 (``acceleration_noise`` A, estimator.online.config: covariance A² h on ż and A² h³/12 on z along the
-mechanism's motion, isotropic in the points' coordinates and seen through z, the same whichever
+mechanism's motion, isotropic in the bodies' angular accelerations and seen through z, the same whichever
 coordinates are picked: estimator.online.drafting.Drafter.weighted), so the readings
 can pull the trajectory off the discrete model's; a start the position sensors do not fix gets the
 wide ``guess_sigma`` prior on z (estimator.online.startup.determines_position).

@@ -27,7 +27,7 @@ import numpy as np
 from estimator.constraints import constraint_jacobian
 from estimator.factors.estimation_state import EstimationLayout
 from estimator.factors.reduced_state import ReducedState
-from estimator.kinematics import points_tangent, repartition, tangent_basis
+from estimator.kinematics import BodyAxes, motion_tangent, repartition, tangent_basis
 from estimator.model import Mechanism
 
 SWITCH_RATIO = 0.25  # I is kept while its pivot is at least this share of its value where it was chosen
@@ -43,9 +43,10 @@ class Partitions:
         jerk force model's driven ones)."""
         self.mech, self.layout, self.rows, self.order, self.required = mech, layout, rows, order, set(required)
         self.start = tuple(layout.integrated)
+        self.axes = BodyAxes.of(mech)
         self._reduced: dict[tuple[int, ...], ReducedState] = {}
         self.independent: dict[int, tuple[int, ...]] = {}
-        self.tangents: dict[int, np.ndarray] = {}  # T_k: points_tangent at step k's predicted pose
+        self.tangents: dict[int, np.ndarray] = {}  # T_k: motion_tangent at step k's predicted pose
         self.reference: float | None = None  # the pivot of the newest I where it was chosen
         self.switches = 0
 
@@ -59,7 +60,8 @@ class Partitions:
         recent = [self.independent.get(j, previous) for j in range(max(0, k + 1 - self.order), k)]
         chosen = previous
         jacobian = constraint_jacobian(self.mech, q)[list(self.rows)]
-        self.tangents[k] = points_tangent(self.mech, tangent_basis(jacobian) if len(self.rows) else np.eye(self.mech.n))
+        basis = tangent_basis(jacobian) if len(self.rows) else np.eye(self.mech.n)
+        self.tangents[k] = motion_tangent(self.mech, self.axes, q, basis)
         if self.layout.independent is not None and all(i == previous for i in recent):
             candidate, quality = repartition(jacobian, previous, self.reference, SWITCH_RATIO)
             if self.required <= set(candidate):

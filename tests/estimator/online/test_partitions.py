@@ -14,7 +14,7 @@ from coordinate_runs import angle_errors, without_free_angles
 
 from estimator.factors.keys import X
 from estimator.constraints import constraint_jacobian
-from estimator.kinematics import (partition_quality, repartition, solve_position_problem, solve_velocity_problem,
+from estimator.kinematics import (BodyAxes, motion_tangent, partition_quality, repartition, solve_position_problem, solve_velocity_problem,
                                   tangent_basis)
 from estimator.mechanism_file import load_mechanism
 from estimator.online.config import EstimatorConfig
@@ -73,18 +73,26 @@ def test_x1_is_replaced_near_the_crank_angle_zero_and_kept_elsewhere() -> None:
     assert chosen != x1 and abs(qd[chosen]) >= 0.5 * np.max(np.abs(qd))
 
 
+def body_angles(mech, q: np.ndarray) -> np.ndarray:
+    """The direction of each body's first two points [rad] (arctan2, an independent formulation)."""
+    z = mech.z(q)
+    return np.array([np.arctan2(*(z[mech.point_z[b.points[1]]] - z[mech.point_z[b.points[0]]])[::-1])
+                     for b in mech.bodies if len(b.points) >= 2])
+
+
 @pytest.mark.parametrize("angle", [1.0, 1e-3, -2.0])
 def test_the_process_noise_is_the_same_motion_s_whichever_coordinate_is_integrated(angle: float) -> None:
-    """The velocity-level integrator row of z gets σ² = A² h (ż / |ṗ|)² + integrator_sigma², ṗ the points'
-    velocities for the motion (solved by least squares on the file with its crank angle, an independent
-    formulation): for the crank angle σ = A √h / |∂p/∂θ|, for a point's coordinate its share of that
-    motion; the same noise of the same motion in either file."""
+    """The velocity-level integrator row of z gets σ² = A² h (ż / |ω|)² + integrator_sigma², ω the bodies'
+    angular velocities for the motion (the velocities solved by least squares on the file with its crank
+    angle, ω by central differences of the bodies' directions): for the crank angle σ = A √h ω_crank / |ω|,
+    for a point's coordinate its share of that motion; the same noise of the same motion in either file."""
     full, points, _ = without_free_angles(FOURBAR)
     config = EstimatorConfig(rate=200, acceleration_noise=0.3, integrator_sigma=1e-6)
     crank = full.coordinate_names.index("crank")
     q = at_crank(full, angle)
     qd = solve_velocity_problem(full, q, np.array([1.0]), [crank])
-    speed = np.linalg.norm(qd[full.point_coordinates])
+    step = 1e-6
+    speed = np.linalg.norm((body_angles(full, q + step * qd) - body_angles(full, q - step * qd)) / (2 * step))
     for mech in (full, points):
         est = OnlineEstimator(mech, build_sensors(ENCODER, mech, "test"), config, FixedClock())
         est.partitions.choose(0, q[:mech.n])
@@ -96,7 +104,21 @@ def test_the_process_noise_is_the_same_motion_s_whichever_coordinate_is_integrat
             expected = np.hypot(config.acceleration_noise * np.sqrt(config.dt) * qd[i] / speed,
                                 config.integrator_sigma)
             np.testing.assert_allclose(weighted.relation.blocks[1][1][row != 0] / row[row != 0], 1.0 / expected,
-                                       rtol=1e-9)
+                                       rtol=1e-7)
+
+
+def test_a_motion_that_turns_no_body_is_measured_by_its_points() -> None:
+    """A pendulum's point free in the plane (no constraint, kinematics only: the tangent basis is I):
+    its bob's motion turns the rod, the motion along the rod turns nothing; motion_tangent keeps
+    Σ_b ω² + (radial speed / mean length)² = |v|² (closed form at the bob (L, 0): ω = ẏ / L)."""
+    _, points, _ = without_free_angles(PENDULUM)
+    q = np.array([1.0, 0.0])  # L = 1 m along x
+    tangent = motion_tangent(points, BodyAxes.of(points), q, np.eye(2))
+    length = BodyAxes.of(points).length
+    for v in np.eye(2):
+        qd = tangent @ v
+        omega = (body_angles(points, q + 1e-6 * qd) - body_angles(points, q - 1e-6 * qd)) / 2e-6
+        assert np.sum(omega ** 2) + (qd[0] / length) ** 2 == pytest.approx(1.0, rel=1e-6)
 
 
 def test_a_switch_keeps_the_process_rows_on_the_shared_columns() -> None:
