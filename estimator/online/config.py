@@ -60,19 +60,25 @@ class EstimatorConfig:
     Unknown inputs
       ``unknown_forces``: actuator names (mech.actuators) whose force/torque is a state variable;
       other actuators are taken as zero. ``force_random_walk`` [N/√s or N·m/√s]: density K of their
-      random walk, F_k − F_{k−1} ~ N(0, K² dt). ``force_rate`` [N/s or N·m/s] instead of K (null: K as
+      random walk, F_k − F_{k−1} ~ N(0, K² dt); ``auto`` (default): K of each force matched to its
+      estimate over FORCE_RATE_TIME (estimator.online.walk_scale: K² = E[(F(t) − F(t − T))²] / T, a
+      running mean over WALK_MEMORY, from WALK_STARTS until the first T, at least WALK_FLOOR of that).
+      ``force_rate`` [N/s or N·m/s] instead of K (null: K as
       given): the typical (rms) rate of change of the unknown forces, which a user knows from the drive
       (≈ range × angular frequency of the motion); then K = ``FORCE_RATE_TIME``^½ × force_rate, a
       random walk that over FORCE_RATE_TIME changes by what the force does (the README gives the
       trade-off it balances: noise from a larger K, lag from a smaller). ``force_sigma`` [N or N·m]:
-      σ of their start prior. ``force_model``: ``smooth`` (default: F and its rate Ḟ in the
+      σ of their start prior. ``force_model``: ``auto`` (default): ``jerk`` where the unknown forces
+      act on independent coordinates, else ``smooth``; ``smooth`` (F and its rate Ḟ in the
       state, Ḟ a random walk of density J = K / FORCE_RATE_TIME and F the trapezoidal integral of
       Ḟ plus steps of a walk of density FORCE_STEP_SHARE × K: a force that changes smoothly,
       followed without a walk's lag, that may still jump (a stop its rate cannot follow); the
       start prior of Ḟ has σ 3 K/√FORCE_RATE_TIME, three times the rms rate), ``walk`` (F
       itself a random walk of density K) or ``jerk`` (F free at each step, set by the equations of
       motion; the accelerations of the coordinates the forces act on, which must be independent
-      coordinates, a white-jerk random walk of density ``jerk_random_walk``, and no
+      coordinates, a white-jerk random walk of density ``jerk_random_walk`` (``auto``, the default:
+      matched to the estimated accelerations as K is to the forces, so D = √T × their rms jerk for a
+      smooth motion), and no
       ``acceleration_noise`` on them: a drive that follows a smooth motion, its torque the inverse
       dynamics of that motion).
       ``gravity_sigma`` [1]: with a number, the state carries g, the relative error of the model's
@@ -114,7 +120,7 @@ class EstimatorConfig:
       ``dynamics``: true — per step M q̈ + Φqᵀλ − Q − E F = 0 (σ ``dynamics_sigma`` [N, N·m]) with
       the constraints; false — the kinematics-only estimator for comparison: the same graph without
       the dynamics rows, λ and F, with a white-jerk random walk on q̈ (density ``jerk_random_walk``
-      [m/s³/√Hz, rad/s³/√Hz], which the ``jerk`` force model uses too); its forces are then computed
+      [m/s³/√Hz, rad/s³/√Hz], auto as above, which the ``jerk`` force model uses too); its forces are then computed
       from each estimate by inverse dynamics.
       ``constraint_sigma`` [m], ``velocity_constraint_sigma`` [m/s], ``acceleration_constraint_sigma``
       [m/s²]: σ of the rows Φ, Φq q̇ and Φq q̈ − γ. The linearization error of the velocity rows grows
@@ -156,8 +162,11 @@ class EstimatorConfig:
       starts at rest). ``position_sigma`` [m, rad], ``velocity_sigma`` [m/s, rad/s]: σ of the start
       prior on z and ż, centred on the start-up solution (z̈ gets ``free_sigma``, loose; the dependent
       coordinates and λ follow from the model rows). When the
-      position sensors do not fix every degree of freedom at t0 (rank of [Φq; ∂h/∂q] below n: rate
-      sensors only), the start is a guess and its prior on z has ``guess_sigma`` [m, rad] instead.
+      position sensors do not fix every degree of freedom at t0 (rank of [Φq; ∂h/∂q] below n), the
+      other readings are fitted for the position (accelerometers: gravity and the motion it drives;
+      estimator.online.startup.readings_position); when they do not fix every direction to
+      ``position_sigma`` either (rate sensors only, unknown forces), the start is a guess, the file's
+      configuration, and its prior on z has ``guess_sigma`` [m, rad] instead.
     Solver
       ``relinearize_threshold``: null (default) — never relinearize: each step's factor is linearized
       once, at the step's prediction, and added as a native linear factor (no Python callback in

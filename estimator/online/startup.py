@@ -8,6 +8,8 @@ at t0 with their standard deviations (σ² (VᵀV)⁻¹ of the fit; one reading:
 1. position: Gauss-Newton on [Φ(q)/σ_Φ; (h(q) − z0)/σ_z0 of each encoder; 1e-3 (q − q_a)], from
    q_a, the anchor (mech.q0 with the ``initial_state`` coordinates held, assembled); steps limited to
    0.2 in max-norm so that the iteration follows the branch of q_a (the assembly mode of the file);
+   where the encoders leave a degree of freedom open, the same with every other reading, each read
+   in the free motion at q (``readings_position``: an IMU's accelerometers see gravity);
 2. velocity: the linear least squares [Φq q̇ = 0 (weighted); gyroscopes (h linear in q̇) at their
    reading nearest t0; encoders H q̇ = ż / σ_ż (H = ∂h/∂q); the ``initial_velocity`` coordinates,
    q̇_i = v_i / σ_v (σ_v: ``velocity_sigma``); 1e-3 q̇ = 0];

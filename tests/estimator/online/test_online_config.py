@@ -13,7 +13,7 @@ from conftest import MECHANISMS, REPO
 from estimator.constraints import constraint_values
 from estimator.errors import MbstateError
 from estimator.mechanism_file import build_mechanism, load_mechanism
-from estimator.online.config import AUTO, MODEL_STATES, STATES_LAG, EstimatorConfig
+from estimator.online.config import AUTO, MODEL_STATES, STATES_LAG, WALK_STARTS, EstimatorConfig
 from estimator.online.startup import start_anchor
 from estimator.section import Section
 
@@ -183,7 +183,11 @@ def test_initial_state_names_a_configuration_of_the_mechanism_file() -> None:
 def test_force_rate_sets_the_random_walk_density() -> None:
     config = read({"force_rate": 8.0})
     assert config.force_rate == 8.0 and config.force_walk == pytest.approx(2.0)  # √0.0625 × 8
-    assert read({}).force_walk == EstimatorConfig().force_random_walk
+    assert read({}).force_walk == WALK_STARTS["force_random_walk"] and read({}).adapts_force_walk  # auto: its start
+    assert read({"force_random_walk": 1.5}).force_walk == 1.5 and not read({"force_random_walk": 1.5}).adapts_force_walk
+    assert read({"jerk_random_walk": "auto"}).jerk_walk == WALK_STARTS["jerk_random_walk"]
+    with pytest.raises(MbstateError, match=r"estimator\.jerk_random_walk: must be auto or a positive number"):
+        read({"jerk_random_walk": 0.0})
     with pytest.raises(MbstateError, match=r"estimator\.force_rate: give force_rate or force_random_walk, not both"):
         read({"force_rate": 8.0, "force_random_walk": 1.0})
     with pytest.raises(MbstateError, match=r"estimator\.force_rate: must be null or a positive number"):
