@@ -229,8 +229,8 @@ def rotation_rates(mech: Mechanism, axes: BodyAxes, q: np.ndarray) -> np.ndarray
     along = np.column_stack((-u[:, 1], u[:, 0])) / np.sum(u * u, axis=1)[:, None]  # ∂ω/∂u̇
     rows = np.arange(len(u))[:, None]
     full = np.zeros((len(u), len(z)))
-    np.add.at(full, (rows, axes.head), along)
-    np.add.at(full, (rows, axes.tail), -along)
+    full[rows, axes.head] = along  # a body's two points are distinct: no index repeats
+    full[rows, axes.tail] = -along
     return full[:, :mech.n]
 
 
