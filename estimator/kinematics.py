@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
@@ -185,3 +186,82 @@ def suggested_independent(mech: Mechanism, q: np.ndarray, rank: int) -> list[int
             dependent = set(points[picked].tolist())
             return [k for k in range(mech.n) if k not in dependent]
     return independent_coordinates(mech, q)
+
+
+def tangent_basis(jacobian: np.ndarray) -> np.ndarray:
+    """An orthonormal basis N (n × (n − rank)) of the null space of a full-row-rank Φq_S: the admissible
+    velocities q̇ = N v (by SVD)."""
+    _, _, vt = np.linalg.svd(jacobian)
+    return vt[jacobian.shape[0]:].T
+
+
+def partition_quality(jacobian: np.ndarray, independent: Sequence[int]) -> float:
+    """σ_min of Φq_S's columns off I (the dependent block, square for a full-row-rank Φq_S): the pivot of
+    coordinate partitioning (García de Jalón and Bayo, ch. 5), how well the constraint rows determine the
+    dependent coordinates from z = q[I]. 0 at a pose where I is not a valid independent set (a point's x
+    at its extreme)."""
+    dependent = np.setdiff1d(np.arange(jacobian.shape[1]), np.asarray(independent, int))
+    return float(np.linalg.svd(jacobian[:, dependent], compute_uv=False).min(initial=np.inf))
+
+
+@dataclass(frozen=True)
+class BodyAxes:
+    """The x axis u = r1 − r0 of each body of ``mech`` with two points, as z indices (z = [q, constants]):
+    ``head`` r1's x, y and ``tail`` r0's; ``length``: the mean of those bodies' lengths [m]."""
+
+    head: np.ndarray
+    tail: np.ndarray
+    length: float
+
+    @classmethod
+    def of(cls, mech: Mechanism) -> BodyAxes:
+        bodies = [b for b in mech.bodies if len(b.points) >= 2]
+        head = np.array([mech.point_z[b.points[1]] for b in bodies], int).reshape(-1, 2)
+        tail = np.array([mech.point_z[b.points[0]] for b in bodies], int).reshape(-1, 2)
+        return cls(head, tail, float(np.mean([b.length for b in bodies])) if bodies else 1.0)
+
+
+def rotation_rates(mech: Mechanism, axes: BodyAxes, q: np.ndarray) -> np.ndarray:
+    """∂ω/∂q̇ (bodies × n) of the bodies' angular velocities ω = (u_x u̇_y − u_y u̇_x)/|u|², u their x axes
+    (``axes``), at the pose q."""
+    z = mech.z(q)
+    u = z[axes.head] - z[axes.tail]
+    along = np.column_stack((-u[:, 1], u[:, 0])) / np.sum(u * u, axis=1)[:, None]  # ∂ω/∂u̇
+    rows = np.arange(len(u))[:, None]
+    full = np.zeros((len(u), len(z)))
+    full[rows, axes.head] = along  # a body's two points are distinct: no index repeats
+    full[rows, axes.tail] = -along
+    return full[:, :mech.n]
+
+
+def motion_tangent(mech: Mechanism, axes: BodyAxes, q: np.ndarray, basis: np.ndarray) -> np.ndarray:
+    """The tangent basis N made orthonormal in the bodies' angular velocities: T = N L⁻ᵀ with L Lᵀ = G,
+    G = (W N)ᵀ W N (W = rotation_rates), so that Σ over the bodies of ω² = |v|² for q̇ = T v. A motion
+    that turns no body (W N loses rank: a translation) is measured by its points' speeds over the bodies'
+    mean length instead (G + V₀ V₀ᵀ N[points]ᵀ N[points] V₀ V₀ᵀ / ℓ², V₀ the null space of W N), so
+    that G stays regular."""
+    turning = rotation_rates(mech, axes, q) @ basis
+    metric = turning.T @ turning
+    values, vectors = np.linalg.eigh(metric)
+    still = vectors[:, values <= 1e-12 * max(float(values.max(initial=0.0)), 1e-300)]
+    if still.shape[1]:
+        points = basis[mech.point_coordinates] @ still
+        metric += still @ (points.T @ points) @ still.T / axes.length ** 2
+    return np.linalg.solve(np.linalg.cholesky(metric), basis.T).T
+
+
+def repartition(jacobian: np.ndarray, current: Sequence[int], reference: float | None,
+                ratio: float) -> tuple[tuple[int, ...], float]:
+    """(I, its quality) (partition_quality) at the pose of a full-row-rank Φq_S (``jacobian``): ``current``
+    while its quality is at least ``ratio`` times ``reference`` (its quality where it was chosen; None:
+    not yet known, taken here), else the coordinates that QR with column pivoting leaves over when it
+    picks the dependent ones (the best conditioned dependent block; independent_coordinates), in
+    increasing order: coordinate partitioning with a pivot check."""
+    if not len(current):
+        return tuple(current), 1.0
+    quality = partition_quality(jacobian, current)
+    if reference is None or quality >= ratio * reference:
+        return tuple(current), quality if reference is None else reference
+    dependent = set(pivot_columns(jacobian, RANK_TOLERANCE).tolist())
+    best = tuple(k for k in range(jacobian.shape[1]) if k not in dependent)
+    return best, partition_quality(jacobian, best)

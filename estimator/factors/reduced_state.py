@@ -19,7 +19,7 @@ correction at s0, T the identity on the shared columns and −R⁻¹ Q1ᵀ J_s o
 
 from __future__ import annotations
 
-from collections.abc import Iterable, MutableMapping
+from collections.abc import Iterable, MutableMapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -152,10 +152,17 @@ class ReducedState:
 
     def relation(self, relation: LinearRelation) -> StepRelation:
         """A linear relation between stacked states as one between their s (it must not touch d)."""
-        if any(np.any(block[:, self.layout.local]) for block in relation.blocks):
-            raise ValueError("a relation between steps touches a dependent column")
-        blocks = [block[:, self.layout.shared] for block in relation.blocks]
-        return StepRelation(LinearRelation.of_blocks(relation.noise, blocks, relation.rhs))
+        return step_relation(relation, [self.layout] * len(relation.blocks))
+
+
+def step_relation(relation: LinearRelation, layouts: Sequence[EstimationLayout]) -> StepRelation:
+    """A linear relation between stacked states as one between their s, each state's s that of its own
+    layout in ``layouts`` (the independent coordinates may differ from step to step,
+    estimator.online.partitions); it must not touch a state's d."""
+    if any(np.any(block[:, layout.local]) for block, layout in zip(relation.blocks, layouts)):
+        raise ValueError("a relation between steps touches a dependent column")
+    blocks = [block[:, layout.shared] for block, layout in zip(relation.blocks, layouts)]
+    return StepRelation(LinearRelation.of_blocks(relation.noise, blocks, relation.rhs))
 
 
 @dataclass(frozen=True)

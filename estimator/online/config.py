@@ -130,13 +130,17 @@ class EstimatorConfig:
       checked (Solver, below).
       ``integrator_sigma`` [m, m/s]: σ of the integrator rows (z/ż and ż/z̈), at least their
       truncation error.
-      ``acceleration_noise`` [m/s²/√Hz, rad/s²/√Hz]: density A of a white acceleration of each
-      independent coordinate z (the actuated coordinates when they are a valid set, else the angles:
-      ``mbstate check`` lists them) that the model does not explain (model error: masses, gravity,
-      friction, discretization), the process noise. Over a step h of the trapezoidal rule it leaves
-      the velocity row a residual of variance A² h and the position row one of A² h³/12,
-      uncorrelated (∫ of the white noise and its integral over the step); these are the rows' σ
-      (with ``integrator_sigma`` as a floor). 0: the model is exact (configs/estimator/README.md
+      ``acceleration_noise`` [rad/s²/√Hz]: density A of a white acceleration along the mechanism's
+      motion that the model does not explain (model error: masses, gravity, friction,
+      discretization), the process noise; isotropic in the bodies' angular accelerations (the moving
+      bodies' ω̇ share A², Σ_b Var ω̇_b = dof A²; a motion that turns no body is measured by its
+      points' speed over the bodies' mean length: kinematics.motion_tangent), seen through the
+      independent coordinates z (chosen per step, estimator.online.partitions) as Cov z̈ = A² T[I] T[I]ᵀ
+      (estimator.online.drafting.Drafter.weighted), the same whichever coordinates the file has; on a
+      pendulum's angle A² exactly. Over a step h of the trapezoidal rule it leaves the velocity rows a
+      residual of covariance A² h and the position rows one of A² h³/12 (times T[I] T[I]ᵀ),
+      uncorrelated (∫ of the white noise and its integral over the step); the rows are whitened by
+      them (with ``integrator_sigma`` as a floor). 0: the model is exact (configs/estimator/README.md
       gives the trade-off).
       ``force_noise`` {name: S_i} [N/√Hz, N·m/√Hz]: process noise on the dynamics where the model's
       forces are known to be less good on some coordinates (a joint with friction or play the model

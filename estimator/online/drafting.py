@@ -2,11 +2,13 @@
 drafted ahead): each step's initial guess predicted from the states before it, its model rows
 linearized there (observation_stack.LinearizedStep; its readings are added as they arrive) and its
 process factor (the integrator rows and the random walks, estimator.factors.estimation_state), or
-at step 0 the start prior."""
+at step 0 the start prior. Each step's independent coordinates are chosen at its guess
+(estimator.online.partitions)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+import dataclasses
 from dataclasses import dataclass
 
 import gtsam
@@ -15,9 +17,11 @@ import numpy as np
 from estimator.dynamics.integrators import ADAMS_MOULTON
 from estimator.dynamics.prediction import HOLD, prediction_coefficients, prediction_matrices
 from estimator.factors.estimation_state import EstimationLayout, process_relation
+from estimator.factors.native import LinearRelation
 from estimator.factors.observation_stack import LinearizedStep, Observation
-from estimator.factors.reduced_state import ReducedState, StepRelation
+from estimator.factors.reduced_state import StepRelation, step_relation
 from estimator.online.config import FORCE_RATE_TIME, FORCE_STEP_SHARE, EstimatorConfig
+from estimator.online.partitions import Partitions
 from estimator.online.step_model import StepModel
 from sensors.base import Sensor
 
@@ -33,35 +37,41 @@ class DraftStep:
 
 
 class Drafter:
-    """Predicts and drafts the steps of one estimator (its layout, grid step and integrator order)."""
+    """Predicts and drafts the steps of one estimator (its layout, grid step and integrator order, the
+    independent coordinates of its steps)."""
 
-    def __init__(self, config: EstimatorConfig, layout: EstimationLayout, reduced: ReducedState, model: StepModel,
+    def __init__(self, config: EstimatorConfig, layout: EstimationLayout, partitions: Partitions, model: StepModel,
                  sensors: Sequence[Sensor], force_coordinates: Sequence[int]) -> None:
-        self.config, self.layout, self.reduced, self.model = config, layout, reduced, model
+        self.config, self.layout, self.partitions, self.model = config, layout, partitions, model
         self.sensors, self.force_coordinates = sensors, np.asarray(force_coordinates, int)
         self.force_walk = np.full(len(layout.forces), config.force_walk)  # K of each unknown force
         self.jerk_walk = np.full(len(self.jerk_columns), config.jerk_walk)  # D of each walked acceleration
-        self.process = self._process_relations()
+        self._walks = self._random_walks()
+        self._relations: dict[tuple, StepRelation] = {}
         self.prediction = self._prediction_matrices()
 
     @property
     def jerk_columns(self) -> np.ndarray:
         """The state columns of the accelerations under a white-jerk walk: the driven coordinates' (``jerk``
-        force model), every independent coordinate's (kinematics only), or none."""
+        force model), every coordinate's (kinematics only: a step's process walks those it integrates), or
+        none."""
         layout = self.layout
         if not self.config.dynamics:
-            return 2 * layout.n + np.asarray(layout.integrated, int)
+            return 2 * layout.n + np.arange(layout.n)
         if layout.forces and self.config.force_model == "jerk":
             return 2 * layout.n + self.force_coordinates
         return np.zeros(0, int)
 
     def rescale(self, force_walk: np.ndarray, jerk_walk: np.ndarray) -> None:
-        """The process factors of the steps drafted from now on with these densities K and D."""
+        """The process factors of the steps drafted from now on with these densities K and D (the relations
+        kept for the partitions seen so far are dropped)."""
         self.force_walk, self.jerk_walk = force_walk.copy(), jerk_walk.copy()
-        self.process = self._process_relations()
+        self._walks = self._random_walks()
+        self._relations = {}
 
-    def _process_relations(self) -> dict[int, StepRelation]:
-        """Native process factors of orders 2 … integrator_order (the first steps use the lower ones)."""
+    def _random_walks(self) -> tuple[list, list]:
+        """(walks, trapezoids) of process_relation that do not depend on the independent coordinates: the
+        force model's rows (the driven accelerations' white-jerk walk), the random walks of g, ν, ℓ, c and b."""
         config, layout, h = self.config, self.layout, self.config.dt
         walks, trapezoids = [], []
         force_walk = self.force_walk
@@ -73,7 +83,7 @@ class Drafter:
                                                                                      steps), 1e-9)))
         elif layout.forces and config.force_model != "jerk":
             walks.append((layout.force, force_walk * np.sqrt(h)))
-        if len(self.jerk_columns):  # F free, the driven (or, kinematics only, all) accelerations a white-jerk walk
+        if config.dynamics and len(self.jerk_columns):  # F free, the driven accelerations a white-jerk walk
             walks.append((self.jerk_columns, self.jerk_walk * np.sqrt(h)))
         if layout.gravity:
             walks.append((layout.gravity_error, max(config.gravity_random_walk * np.sqrt(h), 1e-9)))
@@ -86,13 +96,49 @@ class Drafter:
         for i, sensor in enumerate(self.sensors):
             if sensor.params.bias_state:
                 walks.append((layout.bias_of(i), max(sensor.params.noise.bias_step_sigma(h), 1e-9)))
-        noise = np.full(len(layout.integrated), config.acceleration_noise)
-        if config.dynamics and len(self.jerk_columns):  # the unknown forces explain all of a driven acceleration
-            noise[np.isin(layout.integrated, self.force_coordinates)] = 0.0
-        floor = config.integrator_sigma
-        sigmas = np.vstack((np.hypot(floor, noise * h ** 1.5 / np.sqrt(12.0)), np.hypot(floor, noise * np.sqrt(h))))
-        return {p: self.reduced.relation(process_relation(layout, h, p, sigmas, walks, trapezoids))
-                for p in range(2, config.integrator_order + 1)}
+        return walks, trapezoids
+
+    def process(self, order: int, integrated: tuple[int, ...], layouts: Sequence[EstimationLayout]) -> StepRelation:
+        """The native process factor of ``order`` (the first steps use the lower ones) integrating the
+        coordinates ``integrated``, on the s of states of ``layouts``, its integrator rows not yet weighted
+        (σ 1: ``weighted``). Kept until ``rescale``: a few partitions recur."""
+        key = (order, integrated, tuple(tuple(layout.integrated) for layout in layouts))
+        if key not in self._relations:
+            config, h = self.config, self.config.dt
+            layout = dataclasses.replace(self.layout, independent=integrated)
+            walks, trapezoids = self._walks
+            if not config.dynamics:  # kinematics only: the integrated accelerations a white-jerk walk
+                walks = walks + [(2 * layout.n + layout.integrated, self.jerk_walk[list(integrated)] * np.sqrt(h))]
+            self._relations[key] = step_relation(process_relation(layout, h, order, [1.0, 1.0], walks, trapezoids),
+                                                 layouts)
+        return self._relations[key]
+
+    def weighted(self, relation: StepRelation, integrated: tuple[int, ...], tangent: np.ndarray) -> StepRelation:
+        """``relation`` with its integrator rows on z = q[P] (P = ``integrated``) whitened by their
+        covariance: a white acceleration of density A (``acceleration_noise``) along the mechanism's motion,
+        isotropic in the bodies' angular accelerations (q̈ = T w, Cov w = A² I, T = ``tangent``,
+        kinematics.motion_tangent: A rad/s² shared by the bodies, Σ_b Var ω̇_b = dof A²), seen through z:
+        Cov z̈ = A² C, C = T[P] T[P]ᵀ, the same motion's noise whichever coordinates are picked or the file
+        has (a pendulum's angle: C = 1, as the noise on each coordinate was); the position rows get A² h³/12 C, the velocity rows A² h C, each plus
+        ``integrator_sigma``² I. With the jerk force model the driven coordinates' rows and columns of C are
+        0 (the forces explain their accelerations)."""
+        config, h, count = self.config, self.config.dt, len(integrated)
+        picked = tangent[list(integrated)]
+        shape = picked @ picked.T
+        if self.layout.forces and config.force_model == "jerk":
+            driven = np.isin(integrated, self.force_coordinates)
+            shape[driven] = 0.0
+            shape[:, driven] = 0.0
+        linear = relation.relation
+        blocks, rhs = [block.copy() for block in linear.blocks], linear.rhs.copy()
+        for level, span in enumerate((h ** 3 / 12.0, h)):
+            covariance = config.acceleration_noise ** 2 * span * shape + config.integrator_sigma ** 2 * np.eye(count)
+            whitening = np.linalg.inv(np.linalg.cholesky(covariance))
+            rows = slice(level * count, (level + 1) * count)
+            for block in blocks:
+                block[rows] = whitening @ block[rows]
+            rhs[rows] = whitening @ rhs[rows]
+        return StepRelation(LinearRelation.of_blocks(linear.noise, blocks, rhs))
 
     def _prediction_matrices(self) -> dict[int, np.ndarray]:
         """For each integrator order p, the P_i with x_k = Σ_i P_i x_{k+1−p+i} (i = 0 … p−2): the
@@ -125,5 +171,7 @@ class Drafter:
             process = prior.factor([0])
         else:
             order = min(self.config.integrator_order, k + 1)
-            process = self.process[order].factor(range(k + 1 - order, k + 1))
+            stencil, integrated = range(k + 1 - order, k + 1), self.partitions.integrated(k)
+            relation = self.process(order, integrated, [self.partitions.layout_of(j) for j in stencil])
+            process = self.weighted(relation, integrated, self.partitions.tangents[k]).factor(stencil)
         return DraftStep(k, rows, process)

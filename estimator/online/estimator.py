@@ -9,17 +9,19 @@ readings that attach to k have then arrived when stamps arrive in order).
 
 Graph per step (estimator.factors.estimation_state): a stacked state x_k = [q; q̇; q̈; F; g; Ḟ; b; λ]
 with one factor holding the model rows (constraints and dynamics) AND the step's readings
-(estimator.factors.observation_stack), one native linear factor with the integrator on the
-independent coordinates z = q[I] (the actuated coordinates when valid, else the angles:
-estimator.kinematics.suggested_independent), the force model's rows (F a random walk, or the
-integral of Ḟ, a random walk, or F free and the driven z̈ a random walk) and the random walks of g
-and b, and at step 0 a native prior from the start-up solution (estimator.online.startup). Only
-s_k = [z; ż; z̈; F; g; Ḟ; b] is a GTSAM variable: the other columns (dependent q, q̇, q̈ and λ)
-meet their own step's factor alone and are eliminated from it before GTSAM sees it, and read back
-through the step's lift (estimator.factors.reduced_state). The step's factor is linearized at the
-step's prediction; without relinearization (the default, ``relinearize_threshold`` null) it is
-added as that native linear factor, else as a Python factor that GTSAM can evaluate at a new
-linearization point. The native factor has no Python callback in GTSAM's update.
+(estimator.factors.observation_stack), one native linear factor with the integrator on the independent
+coordinates z = q[I] (at the start the actuated coordinates when valid, else the angles:
+estimator.kinematics.suggested_independent; checked at each step's prediction and switched where they
+become ill-conditioned, so the partition is a property of the step: estimator.online.partitions), the
+force model's rows (F a random walk, or the integral of Ḟ, a random walk, or F free and the driven z̈
+a random walk) and the random walks of g and b, and at step 0 a native prior from the start-up
+solution (estimator.online.startup). Only s_k = [z; ż; z̈; F; g; Ḟ; b] is a GTSAM variable: the other
+columns (dependent q, q̇, q̈ and λ) meet their own step's factor alone and are eliminated from it
+before GTSAM sees it, and read back through the step's lift (estimator.factors.reduced_state). The
+step's factor is linearized at the step's prediction; without relinearization (the default,
+``relinearize_threshold`` null) it is added as that native linear factor, else as a Python factor that
+GTSAM can evaluate at a new linearization point. The native factor has no Python callback in GTSAM's
+update.
 
 Relinearization. Without ``relinearize_threshold`` each step factor is linearized once; after an
 update the rows of the window's newest and oldest steps are evaluated at their estimates (the newest
@@ -42,7 +44,9 @@ the model-error states (EstimatorConfig) then take that start's error up as the 
 whole window is linearized again (Gauss-Newton on the window while it is far off).
 
 Process noise. The integrator rows carry the white acceleration the model does not explain
-(``acceleration_noise`` A: σ A√h on ż, A h^1.5/√12 on z, estimator.online.config), so the readings
+(``acceleration_noise`` A, estimator.online.config: covariance A² h on ż and A² h³/12 on z along the
+mechanism's motion, isotropic in the bodies' angular accelerations and seen through z, the same whichever
+coordinates are picked: estimator.online.drafting.Drafter.weighted), so the readings
 can pull the trajectory off the discrete model's; a start the position sensors do not fix gets the
 wide ``guess_sigma`` prior on z (estimator.online.startup.determines_position).
 
@@ -130,7 +134,7 @@ from estimator.factors.keys import X, TimeGrid
 from estimator.factors.native import linearized_factor
 from estimator.factors.observation_stack import (LinearizedStep, Observation, SensorTerm, sensor_term,
                                                  squared_innovation, stacked_step_error, whitened_reading)
-from estimator.factors.reduced_state import Lift, ReducedState, StepRelation, Unresolved
+from estimator.factors.reduced_state import Lift, StepRelation, Unresolved
 from estimator.kinematics import AssemblyError, suggested_independent
 from estimator.lengths import body_length_terms
 from estimator.mass import body_mass_terms
@@ -141,6 +145,7 @@ from estimator.online.governor import LoadGovernor
 from estimator.online.interface import COUNTERS, RESTARTS, StepEstimate
 from estimator.online.observability import ObservabilityReport, observability
 from estimator.online.outliers import OutlierGate
+from estimator.online.partitions import Partitions
 from estimator.online.readings import StepReadings
 from estimator.online.startup import (KnownVelocity, determines_position, initial_state, position_motions,
                                       readings_position, start_anchor)
@@ -198,8 +203,10 @@ class OnlineEstimator:
                                f"coordinates, and {off[0]!r} is not one (independent: "
                                f"{', '.join(mech.coordinate_names[i] for i in self.layout.integrated)})")
         self.model = step_model(mech, self.layout, config, rows, self.force_coordinates, self.masses, self.lengths)
-        self.reduced = ReducedState(self.layout)
-        self.drafter = Drafter(config, self.layout, self.reduced, self.model, sensors.sensors,
+        jerk = dynamics and config.force_model == "jerk"
+        self.partitions = Partitions(mech, self.layout, rows, config.integrator_order,
+                                     self.force_coordinates if jerk else ())
+        self.drafter = Drafter(config, self.layout, self.partitions, self.model, sensors.sensors,
                                self.force_coordinates)
         self.walks = AdaptiveWalks(config, self.layout, self.drafter)
         self._freeze = FreezeSwitch()
@@ -257,6 +264,7 @@ class OnlineEstimator:
         self._prior = None
         self._window: dict[int, tuple[LinearizedStep, int]] = {}  # native step factors: rows and GTSAM slot
         self._lifts: dict[int, Lift] = {}  # x(s) of the steps in the window (estimator.factors.reduced_state)
+        self.partitions.reset()
         self.observability: ObservabilityReport | None = None  # set at start-up (estimator.online.observability)
         self.smoother = FixedLagSmoother(SmootherOptions(
             lag=self.config.lag, factorization=self.config.factorization,
@@ -371,7 +379,8 @@ class OnlineEstimator:
         sigmas[self.layout.force] = np.minimum(sigmas[self.layout.force], force_sigmas)
         if not determined:  # a guess, or what the other readings fix
             sigmas[:self.layout.n] = self.config.guess_sigma if found is None else max(self.config.position_sigma, found[1])
-        shared = self.layout.shared
+        self.partitions.choose(0, x0[:self.layout.n])
+        shared = self.partitions.layout_of(0).shared
         self._prior = StepRelation(prior_relation(x0[shared], sigmas[shared]))
         self.observability = observability(self.mech, self.sensors, self.layout, self.config, x0)
         if not self.observability.observable:
@@ -421,26 +430,29 @@ class OnlineEstimator:
         (estimator.factors.reduced_state; the step's lift kept): linearized at ``rows.x0``, as a native
         factor when the estimator never relinearizes, else a Python factor that knows that linearization."""
         error, [jacobian] = linearization = rows.linearization()
-        reduced, block, self._lifts[step] = self.reduced.reduce(rows.x0, error, jacobian)
-        noise, key = self._noise(len(reduced)), X(step)
+        state = self.partitions.reduced(step)
+        reduced, block, self._lifts[step] = state.reduce(rows.x0, error, jacobian)
+        noise, key, shared = self._noise(len(reduced)), X(step), state.layout.shared
         if self.config.relinearize_threshold is None:
-            return linearized_factor(noise, [key], [rows.x0[self.layout.shared]], reduced, [block])
+            return linearized_factor(noise, [key], [rows.x0[shared]], reduced, [block])
         function = freezable(rows.error_function(), self._freeze, (rows.x0, linearization))
-        known = (rows.x0[self.layout.shared], reduced, block)
-        return gtsam_factor(noise, [key], self.reduced.eliminating(function, self._lifts, step, known))
+        known = (rows.x0[shared], reduced, block)
+        return gtsam_factor(noise, [key], state.eliminating(function, self._lifts, step, known))
 
     def _late_factor(self, step: int, observations: list[Observation]) -> gtsam.CustomFactor:
         """The Python factor of the late readings of a step in the window, through the step's lift."""
         rows = sum(o.term.sensor.dimension for o in observations)
         error = stacked_step_error(None, None, observations)
         return gtsam_factor(self._noise(rows), [X(step)],
-                            self.reduced.through(freezable(error, self._freeze), self._lifts[step]))
+                            self.partitions.reduced(step).through(freezable(error, self._freeze),
+                                                                  self._lifts[step]))
 
     def _draft_step(self, k: int) -> DraftStep:
         """Step k made ready (drafting.DraftStep): guessed from the states before it, which are solved
         for the step after an update, with its pending readings."""
         guess = self.states[0] if k == 0 else self.drafter.predict(k, self.states)
         self.states[k] = guess
+        self.partitions.choose(k, guess[:self.layout.n])
         return self.drafter.draft(k, guess, self.readings.pending.pop(k, []), self._prior)
 
     def _update(self, group: range) -> list[StepEstimate]:
@@ -460,7 +472,7 @@ class OnlineEstimator:
                 drafts.append(draft)
                 graph.add(self._step_factor(k, draft.rows))
                 graph.add(draft.process)
-                values.insert(X(k), draft.rows.x0[self.layout.shared])
+                values.insert(X(k), draft.rows.x0[self.partitions.layout_of(k).shared])
                 stamps[X(k)] = float(k)
             for step, observations in self.readings.take_late().items():
                 graph.add(self._late_factor(step, observations))
@@ -476,6 +488,7 @@ class OnlineEstimator:
             self.walks.observe(self.states[k])
         self.walks.rescale_if_moved()  # the steps drafted from here on
         self._lifts = {j: lift for j, lift in self._lifts.items() if j >= newest - self.config.lag - 1}
+        self.partitions.forget(newest - self.config.lag - self.config.integrator_order)
         self._next = newest + 1
         published = range(self._published, max(self._published, newest + 1 - self.config.output_delay))
         outputs = [self._output(k) for k in published]

@@ -118,15 +118,16 @@ def test_errors_against_offset_estimates() -> None:
 
 def test_bars() -> None:
     base = CellResult("fourbar", "a", "driven", 1.0, 1000, 1e-3, {"theta0": 1.9e-4}, 1e-4, {"theta0": 1e-2}, 1e-2,
-                      {"motor": 0.3}, {"motor": 10.0}, solver_recoveries=0, error=None, p50_ms=0.2, p99_ms=0.9,
-                      overruns=0)
+                      {"motor": 0.3}, {"motor": 10.0}, solver_recoveries=0, error=None, observable=True, p50_ms=0.2,
+                      p99_ms=0.9, overruns=0)
     assert base.failed_bars() == []
     worse = CellResult("fourbar", "a", "driven", 1.0, 1000, 1e-3, {"theta0": 2.1e-4}, 1e-4, {"theta0": float("nan")},
-                       1e-2, {"motor": 0.31}, {"motor": 10.0}, solver_recoveries=1, error=None, p99_ms=1.2)
+                       1e-2, {"motor": 0.31}, {"motor": 10.0}, solver_recoveries=1, error=None, observable=True, p99_ms=1.2)
     assert worse.failed_bars() == ["angle", "force", "solver", "p99"]
     assert worse.failed_bars(LOOSER) == ["solver"]
     no_encoder = CellResult("fourbar", "c", "free", 1.0, 1000, None, {"theta0": 1.0}, 1.0, {"theta0": 1.0}, 1.0,
-                            {}, {}, solver_recoveries=0, error="the smoother failed twice in a row")
+                            {}, {}, solver_recoveries=0, error="the smoother failed twice in a row",
+                            observable=True)
     assert no_encoder.failed_bars() == ["solver"]
 
 

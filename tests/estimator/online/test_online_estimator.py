@@ -89,7 +89,8 @@ def test_the_prediction_satisfies_the_process_relation(order: int, model: str) -
     est = estimator(dataclasses.replace(CONFIG, integrator_order=order, force_model=model))
     rng = np.random.default_rng(3)
     est.states = {j: rng.normal(size=est.layout.size) for j in range(4)}
-    relation = est.drafter.process[order].relation  # on the shared columns s of each state
+    relation = est.drafter.process(order, tuple(est.layout.integrated),
+                                   [est.layout] * order).relation  # on the shared columns s of each state
     states = [est.states[j] for j in range(4 - order, 3)] + [est.drafter.predict(3, est.states)]
     residual = sum(block @ x[est.layout.shared] for block, x in zip(relation.blocks, states)) - relation.rhs
     assert np.max(np.abs(residual)) < 1e-12
