@@ -47,8 +47,11 @@ Process noise. The integrator rows carry the white acceleration the model does n
 (``acceleration_noise`` A, estimator.online.config: covariance A² h on ż and A² h³/12 on z along the
 mechanism's motion, isotropic in the bodies' angular accelerations and seen through z, the same whichever
 coordinates are picked: estimator.online.drafting.Drafter.weighted), so the readings
-can pull the trajectory off the discrete model's; a start the position sensors do not fix gets the
-wide ``guess_sigma`` prior on z (estimator.online.startup.determines_position).
+can pull the trajectory off the discrete model's; a start the position sensors do not fix is fitted to
+the other readings (estimator.online.startup.readings_position: an IMU's accelerometers), with the σ
+they fix it to, and where they do not either gets the wide ``guess_sigma`` prior on z. The walks of the
+unknown forces and of the driven accelerations have the densities their estimates show
+(estimator.online.walk_scale, ``auto``), the process factors built again as those move.
 
 Steps drafted ahead. Once the estimates of an update are out (at the next ``add``), the steps of the
 next update (one, or c when coalescing, see Load) are drafted: each one's initial guess predicted
