@@ -381,7 +381,8 @@ class OnlineEstimator:
         sigmas = self._prior_sigmas()
         sigmas[self.layout.force] = np.minimum(sigmas[self.layout.force], force_sigmas)
         if not determined:  # a guess, or what the other readings fix
-            sigmas[:self.layout.n] = self.config.guess_sigma if found is None else max(self.config.position_sigma, found[1])
+            sigmas[:self.layout.n] = (self.config.guess_sigma if found is None
+                                      else max(self.config.position_sigma, found[1]))
         self.partitions.choose(0, x0[:self.layout.n])
         shared = self.partitions.layout_of(0).shared
         self._prior = StepRelation(prior_relation(x0[shared], sigmas[shared]))

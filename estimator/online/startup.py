@@ -136,18 +136,35 @@ def initial_position(mech: Mechanism, layout: EstimationLayout, motions: Mapping
     n = mech.n
     observations = [Observation(terms[name], motion.z, 1.0 / motion.sigmas[0], 0.0) for name, motion in motions.items()]
     x = np.zeros(layout.size)
-    x[:n] = anchor
+
+    def measured(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        x[:n] = q
+        rows = [observation_rows(obs, x) for obs in observations]
+        if not rows:
+            return np.zeros(0), np.zeros((0, n))
+        return np.concatenate([e for e, _ in rows]), np.vstack([d[:, :n] for _, d in rows])
+
+    return solve_position_problem(mech, _gauss_newton(mech, anchor, measured, 1e-12)[0])
+
+
+def _gauss_newton(mech: Mechanism, start: np.ndarray, measured: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+                  tolerance: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Step 1's iteration from ``start``: Gauss-Newton on [Φ(q)/σ_Φ; 1e-3 (q − start); the rows (e, ∂e/∂q)
+    that ``measured(q)`` gives], each step limited to MAX_STEP in max-norm, until one is under ``tolerance``
+    (at most ITERATIONS); q, and Φq and ∂e/∂q at the last iterate linearized."""
+    n = mech.n
+    q = start.copy()
     for _ in range(ITERATIONS):
-        phi, phi_q, _ = constraint_derivatives(mech, x[:n], False)
+        phi, phi_q, _ = constraint_derivatives(mech, q, False)
+        error, gradient = measured(q)
         rows = [(CONSTRAINT_WEIGHT * phi, CONSTRAINT_WEIGHT * phi_q),
-                (REGULARIZATION * (x[:n] - anchor), REGULARIZATION * np.eye(n))]
-        rows += [(e, d[:, :n]) for e, d in (observation_rows(obs, x) for obs in observations)]
-        step = _rows(rows)
-        step *= min(1.0, MAX_STEP / max(np.max(np.abs(step)), 1e-300))
-        x[:n] += step
-        if np.max(np.abs(step)) < 1e-12:
+                (REGULARIZATION * (q - start), REGULARIZATION * np.eye(n)), (error, gradient)]
+        change = _rows(rows)
+        change *= min(1.0, MAX_STEP / max(np.max(np.abs(change)), 1e-300))
+        q += change
+        if np.max(np.abs(change)) < tolerance:
             break
-    return solve_position_problem(mech, x[:n])
+    return q, phi_q, gradient
 
 
 def initial_velocity(mech: Mechanism, layout: EstimationLayout, q: np.ndarray, readings: Mapping[str, list[Reading]],
@@ -220,14 +237,13 @@ def readings_position(mech: Mechanism, layout: EstimationLayout, readings: Mappi
     whitened rows), it starts again from the mechanism assembled with each independent angle turned by
     multiples of 2π/TURNS (at most STARTS of them, seeded), fits from the FITS closest of them and keeps the
     closest fit if it fits within CONSISTENT (else the first: a model that fits nowhere is wrong, and the
-    readings are no reason to leave the start's branch). q and the σ to which the rows fix its worst-seen direction of motion, scaled by the
-    fit's root mean square where that exceeds 1 (a model the readings disagree with, its gravity off:
-    the misfit is model error, not information); None where that is
-    not below ``sigma`` (the guess's σ: the readings tell less than the file), or without a dynamic model of
+    readings are no reason to leave the start's branch). q and the σ to which the rows fix its worst-seen
+    direction of motion, scaled by the fit's root mean square where that exceeds 1 (a model the readings
+    disagree with, its gravity off: the misfit is model error, not information); None where that is not
+    below ``sigma`` (the guess's σ: the readings tell less than the file), or without a dynamic model of
     the motion (unknown forces, kinematics only)."""
     if len(layout.forces) or not len(layout.rows):
         return None
-    n = mech.n
     motions = position_motions(readings, terms, t0)
     observations = [Observation(terms[name], motion.z, 1.0 / motion.sigmas[0], 0.0) for name, motion in motions.items()]
     observations += [Observation(term, _nearest(rs, t0).value, term.white, 0.0)
@@ -265,22 +281,17 @@ def readings_position(mech: Mechanism, layout: EstimationLayout, readings: Mappi
 
 def _fitted(mech: Mechanism, residual: Callable[[np.ndarray], np.ndarray], start: np.ndarray
             ) -> tuple[np.ndarray, float, float]:
-    """``readings_position``'s Gauss-Newton from ``start``: q, the mean square of the whitened rows there,
-    and the σ to which they fix the worst-seen direction of motion (1 / the least singular value of the
-    whitened rows on the constraints' null space; inf where one is not seen)."""
-    n, step = mech.n, 1e-7
-    q = start.copy()
-    for _ in range(ITERATIONS):
-        phi, phi_q, _ = constraint_derivatives(mech, q, False)
-        error = residual(q)
-        gradient = np.column_stack([(residual(q + step * e) - residual(q - step * e)) / (2 * step) for e in np.eye(n)])
-        rows = [(CONSTRAINT_WEIGHT * phi, CONSTRAINT_WEIGHT * phi_q), (error, gradient),
-                (REGULARIZATION * (q - start), REGULARIZATION * np.eye(n))]
-        change = _rows(rows)
-        change *= min(1.0, MAX_STEP / max(np.max(np.abs(change)), 1e-300))
-        q += change
-        if np.max(np.abs(change)) < 1e-10:
-            break
+    """``readings_position``'s Gauss-Newton from ``start`` (``_gauss_newton``, central differences in q): q,
+    the mean square of the whitened rows there, and the σ to which they fix the worst-seen direction of
+    motion (1 / the least singular value of the whitened rows on the constraints' null space; inf where one
+    is not seen)."""
+    step = 1e-7
+
+    def measured(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return residual(q), np.column_stack([(residual(q + step * e) - residual(q - step * e)) / (2 * step)
+                                             for e in np.eye(mech.n)])
+
+    q, phi_q, gradient = _gauss_newton(mech, start, measured, 1e-10)
     tangent = scipy.linalg.null_space(phi_q)  # the motions the constraints allow at q
     seen = np.linalg.svd(gradient @ tangent, compute_uv=False) if tangent.size else np.zeros(0)
     worst = 1.0 / seen[-1] if len(seen) == tangent.shape[1] and seen[-1] > 0.0 else np.inf
