@@ -24,6 +24,7 @@ LAYERS: dict[str, tuple[int, tuple[str, ...]]] = {
         "estimator.forces", "estimator.linalg", "estimator.expressions", "estimator.yaml_file", "estimator.section",
         "estimator.mechanism_file", "estimator.timeseries", "estimator.drive_trajectory", "estimator.assembly",
         "estimator.argument_types", "estimator.collector", "estimator.threads", "estimator.allocator",
+        "estimator.compile_stages",
         "estimator.dynamics", "estimator.wire", "estimator.spatial")),
     "sensors": (1, ("sensors",)),
     "factors": (2, ("estimator.factors", "estimator.smoother")),

@@ -6,7 +6,8 @@ arguments) print one line on stderr and exit with code 2, never a traceback.
 Every command runs BLAS on one thread (estimator.threads), with a fixed threshold for the C heap's
 memory maps (estimator.allocator). A command line naming a command imports
 that command's module alone (``mbstate simulate`` loads no GTSAM: memory, start-up time); help
-and unknown commands import them all.
+and unknown commands import them all. From the command line (``argv`` None), ``simulate`` and
+``replay`` run in child processes that compile the kernels in stages (estimator.compile_stages).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import argparse
 import importlib
 import sys
 
+from estimator import compile_stages
 from estimator.allocator import fixed_mmap_threshold
 from estimator.errors import MbstateError
 from estimator.threads import one_blas_thread
@@ -44,10 +46,13 @@ def build_parser(argv: list[str] | None = None) -> ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
+    if argv is None and compile_stages.staged(sys.argv[1:]):
+        return compile_stages.supervise(sys.argv[1:])
     argv = sys.argv[1:] if argv is None else argv
     fixed_mmap_threshold()
     args = build_parser(argv).parse_args(argv)
     one_blas_thread()
+    compile_stages.restart_when_full(live=any(getattr(args, key, None) for key in compile_stages.LIVE_OPTIONS))
     try:
         return int(args.run(args) or 0)
     except MbstateError as exc:

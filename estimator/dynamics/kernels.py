@@ -30,31 +30,34 @@ def forces(ar, q, qd, jacobians):
                        ar.torsion_par, ar.torque_idx, ar.torque_val, jacobians)
 
 
-def make_rk_step(derivative):
-    """A compiled explicit Runge-Kutta step for y' = derivative(y, context), tableau (a, b), given
-    the first stage ``k0`` = derivative(y): the caller has it already (it is the output state's
-    acceleration), so every step saves one evaluation.
+@njit(cache=True)
+def rk_stages(k0, b):
+    """The stages of an explicit Runge-Kutta step (tableau weights ``b``), the first one ``k0``.
+    With ``rk_stage_state`` and ``rk_combine``, a module's step of its own derivative is a loop over
+    the stages: no shared step takes the derivative as an argument or a closure, as numba caches
+    neither on disk."""
+    k = np.zeros((b.shape[0], k0.shape[0]))
+    k[0] = k0
+    return k
 
-    A factory rather than a function argument: numba caches closures over compiled functions on
-    disk, but not functions that receive one as an argument."""
 
-    @njit(cache=True)
-    def rk_step(y, k0, h, a, b, context):
-        stages = b.shape[0]
-        k = np.zeros((stages, y.shape[0]))
-        k[0] = k0
-        for i in range(1, stages):
-            yi = y.copy()
-            for j in range(i):
-                if a[i, j] != 0.0:
-                    yi += h * a[i, j] * k[j]
-            k[i] = derivative(yi, context)
-        out = y.copy()
-        for i in range(stages):
-            out += h * b[i] * k[i]
-        return out
+@njit(cache=True)
+def rk_stage_state(y, k, h, a, i):
+    """The state at which stage ``i`` is evaluated: y + h Σ_{j<i} a[i, j] k[j] (tableau ``a``)."""
+    yi = y.copy()
+    for j in range(i):
+        if a[i, j] != 0.0:
+            yi += h * a[i, j] * k[j]
+    return yi
 
-    return rk_step
+
+@njit(cache=True)
+def rk_combine(y, k, h, b):
+    """The explicit Runge-Kutta step's result y + h Σ b[i] k[i] from the stages ``k``."""
+    out = y.copy()
+    for i in range(b.shape[0]):
+        out += h * b[i] * k[i]
+    return out
 
 
 @njit(cache=True)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from estimator.dynamics.kernels import constraint_rates, constraints, forces, make_rk_step
+from estimator.dynamics.kernels import constraint_rates, constraints, forces, rk_combine, rk_stage_state, rk_stages
 from estimator.linalg import pivot_columns, solve
 
 
@@ -82,7 +82,15 @@ def _derivative(y, context):
     return np.concatenate((y[f:], zdd))
 
 
-_rk_step = make_rk_step(_derivative)
+@njit(cache=True)
+def _rk_step(y, k0, h, a, b, context):
+    """One explicit Runge-Kutta step (tableau a, b) of y' = [ż, z̈] of the independent coordinates; the first
+    stage ``k0`` is given (the caller has it: the last output's rates), which saves an evaluation a
+    step. A loop of its own: numba caches no step shared through an argument or a closure."""
+    k = rk_stages(k0, b)
+    for i in range(1, b.shape[0]):
+        k[i] = _derivative(rk_stage_state(y, k, h, a, i), context)
+    return rk_combine(y, k, h, b)
 
 
 @njit(cache=True)
