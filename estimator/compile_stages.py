@@ -53,7 +53,8 @@ def supervise(argv: list[str], command: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="mbstate-compile-") as folder:
         finished = os.path.join(folder, "finished")
         for attempt in range(1, MAX_ATTEMPTS + 1):
-            env = dict(os.environ, **{ENV: "restart" if attempt < MAX_ATTEMPTS else "stay", ENV_FINISHED: finished})
+            env = dict(os.environ, PYTHONUNBUFFERED="1",  # its lines as it prints them, as on a terminal
+                       **{ENV: "restart" if attempt < MAX_ATTEMPTS else "stay", ENV_FINISHED: finished})
             code = _attempt([*command, *argv], env, streams)
             if code != RESTART:
                 return code

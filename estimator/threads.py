@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import importlib
 
-from threadpoolctl import threadpool_limits
-
 
 def one_blas_thread() -> None:
     """Limit the BLAS libraries of numpy and SciPy (each brings its own OpenBLAS) to one thread; both
-    are loaded first, as the limit reaches only the libraries loaded."""
+    are loaded first, as the limit reaches only the libraries loaded. (threadpoolctl is imported here:
+    the parent of staged commands, estimator.compile_stages, stays light.)"""
+    from threadpoolctl import threadpool_limits
+
     for module in ("numpy", "scipy.linalg"):
         importlib.import_module(module)
     threadpool_limits(1, user_api="blas")

@@ -123,3 +123,23 @@ def test_only_simulate_and_replay_are_staged(monkeypatch):
 
 def test_resident_set_is_measured():
     assert resident_mb() > 1.0
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_the_command_line_runs_simulate_through_a_child(tmp_path):
+    """``python -m estimator simulate``: the parent runs it in a child; one summary, exit 0; a user
+    error is still one line and exit 2."""
+    import subprocess
+
+    env = {key: value for key, value in os.environ.items() if key != compile_stages.ENV}
+    command = [sys.executable, "-m", "estimator", "simulate", str(REPO / "configs/mechanisms/fourbar_crank.yaml"),
+               "--sensors", str(REPO / "configs/sensors/fourbar.yaml"), "--t-end", "0.05"]
+    done = subprocess.run([*command, "--out", str(tmp_path / "a.mbslog")], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("written:") == 1 and (tmp_path / "a.mbslog").stat().st_size > 0
+    bad = subprocess.run([*command, "--out", str(tmp_path / "b.mbslog"), "--dt", "-1"], env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
