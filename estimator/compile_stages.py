@@ -77,13 +77,15 @@ def _attempt(command: list[str], env: dict[str, str], streams: list[Echo]) -> in
 
 
 def _wait(child: subprocess.Popen) -> int:
-    """The child's exit code. A SIGTERM to this process goes to the child; a Ctrl-C reaches the child
-    from the terminal, and this process waits for it to end."""
+    """The child's exit code (128 + N for a child ended by signal N, as a shell reports it). A
+    SIGTERM to this process goes to the child; a Ctrl-C reaches the child from the terminal, and this
+    process waits for it to end."""
     previous = signal.signal(signal.SIGTERM, lambda signum, _frame: child.send_signal(signum))
     try:
         while True:
             try:
-                return child.wait()
+                code = child.wait()
+                return code if code >= 0 else 128 - code
             except KeyboardInterrupt:
                 continue
     finally:

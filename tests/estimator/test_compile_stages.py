@@ -143,3 +143,24 @@ def test_the_command_line_runs_simulate_through_a_child(tmp_path):
     bad = subprocess.run([*command, "--out", str(tmp_path / "b.mbslog"), "--dt", "-1"], env=env,
                          capture_output=True, text=True, timeout=600)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+
+
+def test_a_child_ended_by_a_signal_reports_as_a_shell_does(tmp_path, monkeypatch):
+    script = tmp_path / "killed.py"
+    script.write_text("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    monkeypatch.delenv(compile_stages.ENV, raising=False)
+    assert supervise([], command=[sys.executable, str(script)]) == 128 + 9
+
+
+def test_a_sigterm_to_the_parent_ends_the_child(tmp_path):
+    import signal
+    import subprocess
+
+    (tmp_path / "sleeper.py").write_text("import time\nprint('ready', flush=True)\ntime.sleep(60)\n")
+    parent = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from estimator.compile_stages import supervise; "
+                               f"sys.exit(supervise([], command=[sys.executable, {str(tmp_path / 'sleeper.py')!r}]))"],
+        cwd=REPO, stdout=subprocess.PIPE, text=True)
+    assert parent.stdout.readline() == "ready\n"
+    parent.send_signal(signal.SIGTERM)
+    assert parent.wait(timeout=20) == 128 + signal.SIGTERM
