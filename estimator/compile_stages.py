@@ -9,8 +9,8 @@ imports neither numpy nor numba, and one child at a time running the same comman
 has compiled (and so cached) one of this project's kernels and is over ``BUDGET_MB`` resident ends
 with ``RESTART`` at numba's next step; the parent starts it again, and the new child loads from the
 cache what the last one compiled (a kernel numba did not cache, compiled again, does not count). A run
-that finds every kernel cached never restarts. A child that
-sends live (``--publish``, ``--realtime``) never restarts: it would send again.
+that finds every kernel cached never restarts. A child that sends live (``--publish``, ``--realtime``)
+never restarts: it would send again.
 
 The children's output reaches the terminal through the parent, which leaves out the lines an earlier
 attempt already wrote, so a restart does not show.
@@ -34,7 +34,7 @@ ENV_FINISHED = "MBSTATE_COMPILE_FINISHED"  # in the children: the file of the ke
 RESTART = 75  # the child's exit code asking for a fresh process
 BUDGET_MB = 240.0  # a child over this resident set [MB] restarts at numba's next step
 MAX_ATTEMPTS = 100  # then the last child compiles the rest itself (e.g. numba cannot write its cache)
-PACKAGES = ("estimator", "sensors", "replay")  # the kernels' packages (each kernel cached: tests/test_kernels.py)
+PACKAGES = ("estimator", "sensors", "replay")  # the kernels' packages (each kernel cached: tests/test_kernels_cached.py)
 ECHO_LINES = 10_000  # lines of a stream compared against a restarted child's
 _LINE = re.compile(rb"[^\r\n]*(?:\r\n|[\r\n])")
 
