@@ -35,6 +35,7 @@ RESTART = 75  # the child's exit code asking for a fresh process
 BUDGET_MB = 240.0  # a child over this resident set [MB] restarts at numba's next step
 MAX_ATTEMPTS = 100  # then the last child compiles the rest itself (e.g. numba cannot write its cache)
 PACKAGES = ("estimator", "sensors", "replay")  # the kernels' packages (each kernel cached: tests/test_kernels_cached.py)
+NOTE = "mbstate: compiling the numeric kernels, once (a first run after an install or a change: a minute or two)"
 ECHO_LINES = 10_000  # lines of a stream compared against a restarted child's
 _LINE = re.compile(rb"[^\r\n]*(?:\r\n|[\r\n])")
 
@@ -58,6 +59,9 @@ def supervise(argv: list[str], command: list[str] | None = None) -> int:
             code = _attempt([*command, *argv], env, streams)
             if code != RESTART:
                 return code
+            if attempt == 1:
+                sys.stderr.write(f"{NOTE}\n")
+                sys.stderr.flush()
             for echo in streams:
                 echo.rewind()
     return RESTART

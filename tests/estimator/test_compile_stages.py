@@ -68,7 +68,7 @@ def test_restarts_until_every_kernel_is_cached_and_prints_once(child, tmp_path, 
     assert supervise([], command=child) == 3  # the last child's exit code
     out, err = capfdbinary.readouterr()
     assert out == b"computing\n10.0 1.0\n"
-    assert err.count(b"warning line") == 1
+    assert err.count(b"warning line") == 1 and err.count(compile_stages.NOTE.encode()) == 1
     # 1: uncached, restarts at outer's start; 2: uncached again (which no longer counts, or this would
     # never end), then inner; 3: middle; 4: outer, then to the end
     assert (tmp_path / "attempts").read_text() == "x" * 4
