@@ -34,7 +34,7 @@ ENV_FINISHED = "MBSTATE_COMPILE_FINISHED"  # in the children: the file of the ke
 RESTART = 75  # the child's exit code asking for a fresh process
 BUDGET_MB = 240.0  # a child over this resident set [MB] restarts at numba's next step
 MAX_ATTEMPTS = 100  # then the last child compiles the rest itself (e.g. numba cannot write its cache)
-PACKAGES = ("estimator", "sensors", "replay")  # the kernels' packages (each kernel cached: tests/test_kernels_cached.py)
+PACKAGES = ("estimator", "sensors", "replay")  # the kernels' packages (all cached: tests/test_kernels_cached.py)
 NOTE = "mbstate: compiling the numeric kernels, once (a first run after an install or a change: a minute or two)"
 ECHO_LINES = 10_000  # lines of a stream compared against a restarted child's
 _LINE = re.compile(rb"[^\r\n]*(?:\r\n|[\r\n])")
@@ -118,6 +118,7 @@ class Echo:
         pipe.close()
 
     def feed(self, chunk: bytes, final: bool = False) -> None:
+        """Write the new complete lines of ``chunk`` (and, if ``final``, an unfinished last one)."""
         data = self.pending + chunk
         lines = _LINE.findall(data)
         end = sum(map(len, lines))
