@@ -24,6 +24,7 @@ from numba import njit
 
 from estimator.spatial.ops import (G_DAMP, G_RIGID, W_A, W_F, W_REL, W_T1, W_V, add_rigid_to_parent, add_to_parent,
                                    bracket, co_bracket, compose, dot6, rigid_ad, rigid_times, set_screw, to_parent)
+from estimator.spatial.crba import crba_kernel
 from estimator.spatial.rnea import rnea_kernel
 
 # world-frame row per body: pose, V, V̇, W, J, c, u (q), Mᶜ J, Bᶜ J, Hᶜ, Z (q), Z (q̇), Mᶜ (rigid-body
@@ -151,3 +152,13 @@ def rnea_derivatives_kernel(ints: np.ndarray, geo: np.ndarray, gravity: np.ndarr
             k = ints[k, 0]
         if friction:
             dtau_dqd[i, i] += geo[i, G_DAMP]
+
+
+@njit(cache=True)
+def rnea_derivatives_mass_kernel(ints: np.ndarray, geo: np.ndarray, gravity: np.ndarray, q: np.ndarray,
+                                 qd: np.ndarray, qdd: np.ndarray, wrench: np.ndarray, friction: bool, ws: np.ndarray,
+                                 dws: np.ndarray, tau: np.ndarray, out: np.ndarray) -> None:
+    """rnea_derivatives_kernel into out[0] (∂Q/∂q) and out[1] (∂Q/∂q̇), and ∂Q/∂q̈ = M(q) (CRBA) into
+    out[2]: the three derivatives in one call (out (3, n, n))."""
+    rnea_derivatives_kernel(ints, geo, gravity, q, qd, qdd, wrench, friction, ws, dws, tau, out[0], out[1])
+    crba_kernel(ints, geo, q, ws, out[2])

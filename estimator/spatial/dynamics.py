@@ -17,7 +17,7 @@ from estimator.errors import MbstateError
 from estimator.spatial import lie
 from estimator.spatial.aba import aba_kernel
 from estimator.spatial.crba import crba_kernel
-from estimator.spatial.derivatives import D_WIDTH, rnea_derivatives_kernel
+from estimator.spatial.derivatives import D_WIDTH, rnea_derivatives_kernel, rnea_derivatives_mass_kernel
 from estimator.spatial.model import SpatialModel
 from estimator.spatial.ops import W_F, W_WIDTH
 from estimator.spatial.rnea import rnea_kernel
@@ -26,16 +26,18 @@ from estimator.spatial.rnea import rnea_kernel
 @dataclass(frozen=True)
 class Workspace:
     """Preallocated arrays the kernels fill (Pinocchio's Data): rows per body, the derivatives'
-    world-frame rows, and the no-load wrench array."""
+    world-frame rows, the no-load wrench array and the joint forces of a call that returns only their
+    derivatives."""
     rows: np.ndarray
     world: np.ndarray
     no_wrench: np.ndarray
+    tau: np.ndarray
 
 
 def workspace(model: SpatialModel) -> Workspace:
     """A workspace for ``model``'s kernels; one per thread (the kernels write into it)."""
     n = model.dof
-    return Workspace(np.zeros((n, W_WIDTH)), np.zeros((n, D_WIDTH)), np.zeros((n, 6)))
+    return Workspace(np.zeros((n, W_WIDTH)), np.zeros((n, D_WIDTH)), np.zeros((n, 6)), np.zeros(n))
 
 
 _FLOAT = np.dtype(np.float64)
@@ -132,8 +134,11 @@ def rnea_derivatives(model: SpatialModel, q: np.ndarray, qd: np.ndarray, qdd: np
     """(∂Q/∂q, ∂Q/∂q̇, ∂Q/∂q̈ = M) of inverse_dynamics, analytic (derivatives.py)."""
     if work is None:
         work = workspace(model)
-    dq, dqd = _tangents(model, q, qd, qdd, wrench, friction, work)
-    return dq, dqd, mass_matrix(model, q, work)
+    out = np.empty((3, model.dof, model.dof))  # one allocation for the three
+    rnea_derivatives_mass_kernel(model.ints, model.geo, model.gravity, *_state(model, q, qd, qdd, "qdd"),
+                                 work.no_wrench if wrench is None else _wrenches(model, wrench), friction,
+                                 work.rows, work.world, work.tau, out)
+    return out[0], out[1], out[2]
 
 
 def _tangents(model: SpatialModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, wrench: np.ndarray | None,
