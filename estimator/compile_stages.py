@@ -198,10 +198,11 @@ def _lines(path: str | None) -> set[str]:
         return set()
 
 
-def resident_mb() -> float:
-    """This process's resident set [MB] (/proc/self/statm); 0 where there is no /proc."""
+def resident_mb(pid: int | str = "self") -> float:
+    """The resident set [MB] of process ``pid``, by default this one (/proc/PID/statm); 0 where there
+    is no such process or no /proc."""
     try:
-        with open("/proc/self/statm", encoding="ascii") as statm:
+        with open(f"/proc/{pid}/statm", encoding="ascii") as statm:
             return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
     except (OSError, ValueError, IndexError):
         return 0.0

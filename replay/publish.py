@@ -22,8 +22,8 @@ import zmq
 from estimator.errors import MbstateError
 from estimator.logfile import LogStream
 from estimator.node.client import ClientKeys, Handshake
-from estimator.wire import pack
 from estimator.node.intake import RESUME, SKIP
+from estimator.wire import pack
 from replay.node_control import NodeControl
 from replay.pacing import paced
 

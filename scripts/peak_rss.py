@@ -2,12 +2,12 @@
 
     python scripts/peak_rss.py [--interval S] [--cold] -- COMMAND [ARG...]
 
-Runs COMMAND and, every ``--interval`` seconds (default 0.02), sums the resident sets (/proc, VmRSS)
-of it and every process descended from it; prints the peak of that sum, the largest single
-process's peak (the kernel's maximum, os.wait4: exact, but per process), the wall time and the
-exit code as one JSON line. ``--cold`` first deletes numba's cache of the repository's packages
-(their ``__pycache__/*.nbi, *.nbc``), so that the command compiles its kernels as on a first run. Sampling can miss a peak shorter than the
-interval. Linux only.
+Runs COMMAND and, every ``--interval`` seconds (default 0.02), sums the resident sets (/proc,
+estimator.compile_stages.resident_mb) of it and every process descended from it; prints the peak of
+that sum, the largest single process's peak (the kernel's maximum, os.wait4: exact, but per
+process), the wall time and the exit code as one JSON line. ``--cold`` first deletes numba's cache
+of the repository's packages (their ``__pycache__/*.nbi, *.nbc``), so that the command compiles its
+kernels as on a first run. Sampling can miss a peak shorter than the interval. Linux only.
 
     python scripts/peak_rss.py --cold -- python -m estimator simulate \\
         configs/mechanisms/fourbar_crank.yaml --sensors configs/sensors/fourbar.yaml \\
@@ -26,7 +26,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("estimator", "sensors", "replay")  # the repository's packages, whose kernels numba caches
+sys.path.insert(0, str(ROOT))
+
+from estimator.compile_stages import PACKAGES, resident_mb  # noqa: E402  (the packages whose kernels numba caches)
 
 
 def parents() -> dict[int, int]:
@@ -51,16 +53,7 @@ def tree_rss_mb(root: int) -> float:
         more = {pid for pid, parent in table.items() if parent in tree} - tree
         tree |= more
         grown = bool(more)
-    total = 0.0
-    for pid in tree:
-        try:
-            with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
-                for line in status:
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1]) / 1024
-        except OSError:
-            continue
-    return total
+    return sum(resident_mb(pid) for pid in tree)
 
 
 def clear_cache() -> int:

@@ -6,8 +6,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from estimator.compile_stages import PACKAGES
+
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("estimator", "sensors", "replay")
 JIT = {"njit", "jit"}
 
 
