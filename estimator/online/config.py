@@ -25,6 +25,10 @@ FORCE_STEP_SHARE = 0.1  # the smooth force model's steps: a walk of this share o
 WALK_STARTS = {"force_random_walk": 5.0, "jerk_random_walk": 10.0}  # auto densities until the motion is seen
 WALK_MEMORY = 1.0  # [s] time constant of the auto densities' mean (estimator.online.walk_scale)
 WALK_FLOOR = 0.05  # the auto densities' least value, as a share of their start value
+ACCELERATION_START = 0.3  # [rad/s²/√Hz] auto acceleration_noise until the motion is seen (and the filters')
+ACCELERATION_FLOOR = 0.01  # the auto acceleration_noise's least value, as a share of ACCELERATION_START
+ACCELERATION_HORIZON = 0.5  # [s] the horizon the auto acceleration_noise is matched over
+ACCELERATION_MEMORY = 2.0  # [s] time constant of its mean (estimator.online.acceleration_noise)
 DYNAMICS_KEYS = ("gravity_sigma", "mass_sigma", "friction_sigma", "force_noise")  # act on the equations of motion
 NULLABLE = ("relinearize_threshold", "force_rate", "outlier_gate", "gravity_sigma", "mass_sigma",
             "length_sigma", "friction_sigma")  # may be null
@@ -48,7 +52,8 @@ class EstimatorConfig:
       filter on the same error state, estimator.online.filters.ukf): the same readings, grid, start-up and
       outputs. The filter reads ``rate``, ``delay_steps``, the start-up keys, ``position_sigma`` and
       ``velocity_sigma`` (its start covariance on the independent coordinates z and ż),
-      ``publish_sigmas``, ``max_pending`` and ``acceleration_noise`` (Model, below) as the density of
+      ``publish_sigmas``, ``max_pending`` and ``acceleration_noise`` (Model, below; auto:
+      ACCELERATION_START) as the density of
       the white acceleration noise on each independent coordinate, its process noise (the
       literature's plant noise).
     Time grid and window
@@ -141,7 +146,10 @@ class EstimatorConfig:
       residual of covariance A² h and the position rows one of A² h³/12 (times T[I] T[I]ᵀ),
       uncorrelated (∫ of the white noise and its integral over the step); the rows are whitened by
       them (with ``integrator_sigma`` as a floor). 0: the model is exact (configs/estimator/README.md
-      gives the trade-off).
+      gives the trade-off). ``auto`` (the default): A matched to the velocity changes the model leaves
+      unexplained over ACCELERATION_HORIZON (estimator.online.acceleration_noise), from
+      ACCELERATION_START, at least ACCELERATION_FLOOR of it, with the smoother and the dynamics;
+      ACCELERATION_START elsewhere (the filters, kinematics only, where it does not act).
       ``force_noise`` {name: S_i} [N/√Hz, N·m/√Hz]: process noise on the dynamics where the model's
       forces are known to be less good on some coordinates (a joint with friction or play the model
       lacks, an actuator's coordinate, named by the coordinate or the actuator): a white generalized
@@ -225,7 +233,7 @@ class EstimatorConfig:
     friction_coordinates: tuple[str, ...] = ()
     dynamics: bool = True
     dynamics_sigma: float = 1e-3
-    acceleration_noise: float = 0.3
+    acceleration_noise: float | str = AUTO
     force_noise: tuple[tuple[str, float], ...] = ()
     jerk_random_walk: float | str = AUTO
     constraint_sigma: float = 1e-5
@@ -279,7 +287,8 @@ class EstimatorConfig:
                   ("output_delay", 0 <= self.output_delay <= self.most_output_delay,
                    f"in [0, lag + 1 − max_coalesce = {self.most_output_delay}] steps (the step it holds back must "
                    "still be in the window after a coalesced update)"),
-                  ("acceleration_noise", self.acceleration_noise >= 0.0, "at least 0"),
+                  ("acceleration_noise", self.acceleration_noise == AUTO or self.acceleration_noise >= 0.0,
+                   "auto or at least 0"),
                   ("force_noise", all(np.isfinite(s) and s >= 0.0 for _, s in self.force_noise),
                    "a map of coordinate or actuator names to densities of at least 0"),
                   ("force_rate", self.force_rate is None or self.force_rate > 0.0, "null or a positive number"),
@@ -321,6 +330,11 @@ class EstimatorConfig:
         return WALK_STARTS["jerk_random_walk"] if self.jerk_random_walk == AUTO else self.jerk_random_walk
 
     @property
+    def acceleration_density(self) -> float:
+        """A, the density of the white acceleration noise (auto: its start value, ACCELERATION_START)."""
+        return ACCELERATION_START if self.acceleration_noise == AUTO else self.acceleration_noise
+
+    @property
     def adapts_force_walk(self) -> bool:
         """K follows the estimated forces (estimator.online.walk_scale): ``force_random_walk`` auto and no
         ``force_rate``."""
@@ -350,7 +364,7 @@ class EstimatorConfig:
         shorter one the states take up a start's error as readily as a model's), and a gravity (``gravity``),
         two bodies with mass (``masses``), a bar held at its length (``lengths``) or an independent coordinate
         (friction) in the mechanism — else null."""
-        states = (self.kind == "smoother" and self.dynamics and self.acceleration_noise > 0.0
+        states = (self.kind == "smoother" and self.dynamics and self.acceleration_noise != 0.0
                   and not self.unknown_forces and self.lag >= STATES_LAG)
         applies = {"gravity_sigma": gravity, "mass_sigma": masses, "length_sigma": lengths, "friction_sigma": True}
         return replace(self, **{key: size if states and applies[key] else None
@@ -386,7 +400,7 @@ class EstimatorConfig:
                 values[name] = _force_noise(section, mech)
             elif name in NULLABLE and section.raw(name) is None:
                 values[name] = None
-            elif name in MODEL_STATES or name in WALK_STARTS:
+            elif name in MODEL_STATES or name in WALK_STARTS or name == "acceleration_noise":
                 values[name] = AUTO if section.raw(name) == AUTO else section.number(name)
             elif isinstance(default, bool):
                 values[name] = section.flag(name, default)

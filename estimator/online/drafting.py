@@ -46,6 +46,7 @@ class Drafter:
         self.sensors, self.force_coordinates = sensors, np.asarray(force_coordinates, int)
         self.force_walk = np.full(len(layout.forces), config.force_walk)  # K of each unknown force
         self.jerk_walk = np.full(len(self.jerk_columns), config.jerk_walk)  # D of each walked acceleration
+        self.acceleration_noise = config.acceleration_density  # A of the steps drafted from now on
         self._walks = self._random_walks()
         self._relations: dict[tuple, StepRelation] = {}
         self.prediction = self._prediction_matrices()
@@ -113,26 +114,38 @@ class Drafter:
                                                  layouts)
         return self._relations[key]
 
-    def weighted(self, relation: StepRelation, integrated: tuple[int, ...], tangent: np.ndarray) -> StepRelation:
-        """``relation`` with its integrator rows on z = q[P] (P = ``integrated``) whitened by their
-        covariance: a white acceleration of density A (``acceleration_noise``) along the mechanism's motion,
-        isotropic in the bodies' angular accelerations (q̈ = T w, Cov w = A² I, T = ``tangent``,
-        kinematics.motion_tangent: A rad/s² shared by the bodies, Σ_b Var ω̇_b = dof A²), seen through z:
-        Cov z̈ = A² C, C = T[P] T[P]ᵀ, the same motion's noise whichever coordinates are picked or the file
-        has (a pendulum's angle: C = 1, as the noise on each coordinate was); the position rows get A² h³/12 C, the velocity rows A² h C, each plus
-        ``integrator_sigma``² I. With the jerk force model the driven coordinates' rows and columns of C are
-        0 (the forces explain their accelerations)."""
-        config, h, count = self.config, self.config.dt, len(integrated)
+    def noise_shape(self, integrated: tuple[int, ...], tangent: np.ndarray) -> np.ndarray:
+        """C with Cov z̈ = A² C for a white acceleration of density A (``acceleration_noise``) along the
+        mechanism's motion, isotropic in the bodies' angular accelerations (q̈ = T w, Cov w = A² I, T =
+        ``tangent``, kinematics.motion_tangent: A rad/s² shared by the bodies, Σ_b Var ω̇_b = dof A²), seen
+        through z = q[P] (P = ``integrated``): C = T[P] T[P]ᵀ, the same motion's noise whichever coordinates
+        are picked or the file has (a pendulum's angle: C = 1); the rows and columns of the coordinates
+        outside ``noise_acts`` are 0."""
         picked = tangent[list(integrated)]
         shape = picked @ picked.T
-        if self.layout.forces and config.force_model == "jerk":
-            driven = np.isin(integrated, self.force_coordinates)
+        if self.layout.forces and self.config.force_model == "jerk":
+            driven = self.driven(integrated)
             shape[driven] = 0.0
             shape[:, driven] = 0.0
+        return shape
+
+    def driven(self, integrated: tuple[int, ...]) -> np.ndarray:
+        """Which coordinates of P = ``integrated`` the acceleration noise leaves out: the driven ones with the
+        jerk force model (the forces explain their accelerations)."""
+        driven = np.isin(integrated, self.force_coordinates)
+        return driven if self.layout.forces and self.config.force_model == "jerk" else np.zeros_like(driven)
+
+    def weighted(self, relation: StepRelation, integrated: tuple[int, ...], tangent: np.ndarray) -> StepRelation:
+        """``relation`` with its integrator rows on z = q[P] (P = ``integrated``) whitened by their
+        covariance under the white acceleration of ``noise_shape`` at the density ``acceleration_noise``
+        (Cov z̈ = A² C): the position rows get A² h³/12 C, the velocity rows A² h C, each plus
+        ``integrator_sigma``² I."""
+        config, h, count = self.config, self.config.dt, len(integrated)
+        shape = self.noise_shape(integrated, tangent)
         linear = relation.relation
         blocks, rhs = [block.copy() for block in linear.blocks], linear.rhs.copy()
         for level, span in enumerate((h ** 3 / 12.0, h)):
-            covariance = config.acceleration_noise ** 2 * span * shape + config.integrator_sigma ** 2 * np.eye(count)
+            covariance = self.acceleration_noise ** 2 * span * shape + config.integrator_sigma ** 2 * np.eye(count)
             whitening = np.linalg.inv(np.linalg.cholesky(covariance))
             rows = slice(level * count, (level + 1) * count)
             for block in blocks:

@@ -46,7 +46,8 @@ whole window is linearized again (Gauss-Newton on the window while it is far off
 Process noise. The integrator rows carry the white acceleration the model does not explain
 (``acceleration_noise`` A, estimator.online.config: covariance A² h on ż and A² h³/12 on z along the
 mechanism's motion, isotropic in the bodies' angular accelerations and seen through z, the same whichever
-coordinates are picked: estimator.online.drafting.Drafter.weighted), so the readings
+coordinates are picked: estimator.online.drafting.Drafter.weighted; auto: matched to what the model leaves
+unexplained, estimator.online.acceleration_noise), so the readings
 can pull the trajectory off the discrete model's; a start the position sensors do not fix is fitted to
 the other readings (estimator.online.startup.readings_position: an IMU's accelerometers), with the σ
 they fix it to, and where they do not either gets the wide ``guess_sigma`` prior on z. The walks of the
@@ -142,6 +143,7 @@ from estimator.kinematics import AssemblyError, suggested_independent
 from estimator.lengths import body_length_terms
 from estimator.mass import body_mass_terms
 from estimator.model import Mechanism
+from estimator.online.acceleration_noise import AccelerationNoise
 from estimator.online.config import EstimatorConfig
 from estimator.online.drafting import Drafter, DraftStep
 from estimator.online.governor import LoadGovernor
@@ -212,6 +214,7 @@ class OnlineEstimator:
         self.drafter = Drafter(config, self.layout, self.partitions, self.model, sensors.sensors,
                                self.force_coordinates)
         self.walks = AdaptiveWalks(config, self.layout, self.drafter)
+        self.acceleration_noise = AccelerationNoise(config, self.layout, self.drafter, self.partitions)
         self._freeze = FreezeSwitch()
         self._unit: dict[int, gtsam.noiseModel.Base] = {}
         self._counters: dict[str, int] = dict.fromkeys(COUNTERS, 0)
@@ -487,6 +490,7 @@ class OnlineEstimator:
         except (SolverFailure, Unresolved) as exc:
             return self._reinitialize(group, exc)
         # the states kept (solved), and the guesses of any steps drafted beyond this update
+        self.acceleration_noise.observe(group[0], self.states.get(group[0] - 1), solved[kept.index(group[0])])
         self.states = {j: x for j, x in self.states.items() if j > newest} | dict(zip(kept, solved))
         for k in group:
             self.walks.observe(self.states[k])

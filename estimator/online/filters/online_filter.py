@@ -96,7 +96,7 @@ class OnlineFilter:
         self._next = 0
         self._pending: dict[int, list[Measurement]] = {}
         self._pending_count = 0
-        self._filter = FILTERS[self.config.kind](self.mech, self.config.acceleration_noise)
+        self._filter = FILTERS[self.config.kind](self.mech, self.config.acceleration_density)
         self._counters[RESTARTS.get(reason, "resets")] += 1
 
     def add(self, reading: Reading) -> str:
