@@ -85,5 +85,6 @@ def pivot_columns(a: np.ndarray, rank_tol: float = 1e-9) -> np.ndarray:
         e = work[:, k] / best
         for j in range(cols):
             if not chosen[j]:
-                work[:, j] -= e * np.sum(e * work[:, j])
+                column = work[:, j]
+                column -= e * np.sum(e * column)
     return np.array(picked, dtype=np.int64)

@@ -137,5 +137,6 @@ def relative_angle(matrices: np.ndarray, offsets: np.ndarray, q: np.ndarray) -> 
         phi, d_q = axis_angle(matrices[i], offsets[i], q)
         sign = 1.0 if i == 0 else -1.0
         value += sign * phi
-        gradient[0] += sign * d_q
+        row = gradient[0]
+        row += sign * d_q
     return value, gradient

@@ -21,7 +21,7 @@ LAYERS: dict[str, tuple[int, tuple[str, ...]]] = {
     "model and physics": (0, (
         "estimator.errors", "estimator.model", "estimator.mass", "estimator.lengths", "estimator.constraints",
         "estimator.kinematics",
-        "estimator.forces", "estimator.linalg", "estimator.expressions", "estimator.yaml_file", "estimator.section",
+        "estimator.forces", "estimator.linalg", "estimator.blocks", "estimator.expressions", "estimator.yaml_file", "estimator.section",
         "estimator.mechanism_file", "estimator.timeseries", "estimator.drive_trajectory", "estimator.assembly",
         "estimator.argument_types", "estimator.collector", "estimator.threads", "estimator.allocator",
         "estimator.compile_stages",

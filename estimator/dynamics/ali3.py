@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from estimator.blocks import put_vector
 from estimator.dynamics.kernels import constraint_rates, constraints, forces
 from estimator.dynamics.prediction import predict, taylor_coefficients
 from estimator.linalg import solve
@@ -44,7 +45,9 @@ def step(ar, q, qd, qdd, lam, h, penalty, tol, max_iter, state_forces):
     hat_a = -(c2 * q + 2.0 * c1 * qd + qdd)
     n = q.shape[0]
     state = np.empty((1, 3 * n))
-    state[0, :n], state[0, n:2 * n], state[0, 2 * n:] = q, qd, qdd
+    put_vector(state[0, :n], q)
+    put_vector(state[0, n:2 * n], qd)
+    put_vector(state[0, 2 * n:], qdd)
     qn = predict(taylor_coefficients(h), state, n)[:n]
     phi, jac = constraints(ar, qn)
     iterations = 0

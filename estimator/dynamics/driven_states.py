@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from estimator.blocks import put_matrix, put_vector
 from estimator.dynamics.kernels import constraint_rates, constraints, forces
 from estimator.dynamics.prediction import predict, taylor_coefficients
 from estimator.linalg import solve
@@ -71,12 +72,14 @@ def driven_states(ar, driven, rows, q_start, pos, vel, acc, t, tol, max_iter):
         qdd[driven] = acc[i]
         qdd[free] = solve(jac_f, gamma[rows] - jac_d @ acc[i])
         force, _, _ = forces(ar, q, qd, False)
-        system[:, :size] = jac_s.T
+        put_matrix(system[:, :size], jac_s.T)
         unknowns = solve(system, force - ar.mass @ qdd)
         qs[i], qds[i], qdds[i] = q, qd, qdd
         lams[i, rows] = unknowns[:size]
         drive_forces[i] = unknowns[size:]
         if i + 1 < count:
-            last[0, :n], last[0, n:2 * n], last[0, 2 * n:] = q, qd, qdd
+            put_vector(last[0, :n], q)
+            put_vector(last[0, n:2 * n], qd)
+            put_vector(last[0, 2 * n:], qdd)
             q = predict(taylor_coefficients(t[i + 1] - t[i]), last, n)[:n]
     return qs, qds, qdds, lams, drive_forces, -1

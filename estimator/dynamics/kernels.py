@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from estimator.blocks import put_matrix, put_vector
 from estimator.constraints import constraint_rate_terms, constraint_terms
 from estimator.forces import force_terms
 from estimator.linalg import solve
@@ -37,7 +38,7 @@ def rk_stages(k0, b):
     the stages: no shared step takes the derivative as an argument or a closure, as numba caches
     neither on disk."""
     k = np.zeros((b.shape[0], k0.shape[0]))
-    k[0] = k0
+    put_vector(k[0], k0)
     return k
 
 
@@ -65,9 +66,9 @@ def saddle_solve(top_left, jac, rhs_top, rhs_bottom):
     """Solve [[A, Φqᵀ], [Φq, 0]] [x; μ] = [r1; r2] (rank-revealing for redundant Φq); returns x, μ."""
     n, m = jac.shape[1], jac.shape[0]
     matrix = np.zeros((n + m, n + m))
-    matrix[:n, :n] = top_left
-    matrix[:n, n:] = jac.T
-    matrix[n:, :n] = jac
+    put_matrix(matrix[:n, :n], top_left)
+    put_matrix(matrix[:n, n:], jac.T)
+    put_matrix(matrix[n:, :n], jac)
     rhs = np.concatenate((rhs_top, rhs_bottom))
     x = solve(matrix, rhs)
     return x[:n], x[n:]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from estimator.blocks import put_vector
 from estimator.dynamics.kernels import (constraint_rates, constraints, forces, rk_combine, rk_stage_state, rk_stages,
                                         saddle_solve)
 
@@ -41,7 +42,7 @@ def _rk_step(y, k0, h, a, b, context):
     step. A loop of its own: numba caches no step shared through an argument or a closure."""
     k = rk_stages(k0, b)
     for i in range(1, b.shape[0]):
-        k[i] = _derivative(rk_stage_state(y, k, h, a, i), context)
+        put_vector(k[i], _derivative(rk_stage_state(y, k, h, a, i), context))
     return rk_combine(y, k, h, b)
 
 
@@ -75,6 +76,8 @@ def simulate(ar, q0, qd0, h, steps, a, b, omega, xi, projection, tol):
             if projection:
                 q, qd = project(ar, y[:n], y[n:], tol, 10)
                 y = np.concatenate((q, qd))
-        qs[k], qds[k] = y[:n], y[n:]
-        qdds[k], _ = accelerations(ar, y[:n], y[n:], omega, xi)
+        put_vector(qs[k], y[:n])
+        put_vector(qds[k], y[n:])
+        qdd, _ = accelerations(ar, y[:n], y[n:], omega, xi)
+        put_vector(qdds[k], qdd)
     return qs, qds, qdds

@@ -71,9 +71,11 @@ def predict(coefficients: np.ndarray, past: np.ndarray, n: int) -> np.ndarray:
             for b in range(3):
                 weight = coefficients[j, a, b]
                 if weight != 0.0:
-                    x[a * n:(a + 1) * n] += weight * past[j, b * n:(b + 1) * n]
+                    block = x[a * n:(a + 1) * n]
+                    block += weight * past[j, b * n:(b + 1) * n]
         if size > 3 * n and coefficients[j, 2, 2] != 0.0:
-            x[3 * n:] += coefficients[j, 2, 2] * past[j, 3 * n:]
+            rest = x[3 * n:]
+            rest += coefficients[j, 2, 2] * past[j, 3 * n:]
     return x
 
 

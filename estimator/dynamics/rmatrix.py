@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from estimator.blocks import put_vector
 from estimator.dynamics.kernels import constraint_rates, constraints, forces, rk_combine, rk_stage_state, rk_stages
 from estimator.linalg import pivot_columns, solve
 
@@ -77,7 +78,7 @@ def _derivative(y, context):
     ar, work, indep, dep, tol = context
     f = indep.shape[0]
     q = positions(ar, work, y[:f], indep, dep, tol, 20)
-    work[:] = q  # the next Newton solve starts here
+    put_vector(work, q)  # the next Newton solve starts here
     _, _, zdd = accelerations(ar, q, y[f:], indep, dep)
     return np.concatenate((y[f:], zdd))
 
@@ -89,7 +90,7 @@ def _rk_step(y, k0, h, a, b, context):
     step. A loop of its own: numba caches no step shared through an argument or a closure."""
     k = rk_stages(k0, b)
     for i in range(1, b.shape[0]):
-        k[i] = _derivative(rk_stage_state(y, k, h, a, i), context)
+        put_vector(k[i], _derivative(rk_stage_state(y, k, h, a, i), context))
     return rk_combine(y, k, h, b)
 
 
@@ -110,5 +111,7 @@ def simulate(ar, q0, qd0, h, steps, a, b, tol, rank_tol):
                      (ar, work, indep, dep, tol))
         q = positions(ar, work, y[:f], indep, dep, tol, 20)
         qd, qdd, _ = accelerations(ar, q, y[f:], indep, dep)
-        qs[k], qds[k], qdds[k] = q, qd, qdd
+        put_vector(qs[k], q)
+        put_vector(qds[k], qd)
+        put_vector(qdds[k], qdd)
     return qs, qds, qdds

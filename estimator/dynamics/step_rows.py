@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from estimator.blocks import put_matrix, put_vector
 from estimator.constraints import constraint_terms, velocity_term_gradient
 from estimator.dynamics.kernels import forces
 
@@ -44,12 +45,12 @@ def _constraint_block(rows, phi, phi_q, phi_qq, s_q, qd, qdd, jac, error, jacobi
         error[velocity + i] = phi_q[r] @ qd
         error[acceleration + i] = phi_q[r] @ qdd + rate @ qd
         if jac:
-            jacobian[i, :n] = phi_q[r]
-            jacobian[velocity + i, :n] = rate
-            jacobian[velocity + i, n:2 * n] = phi_q[r]
-            jacobian[acceleration + i, :n] = phi_qq[r] @ qdd + s_q[r]
-            jacobian[acceleration + i, n:2 * n] = 2.0 * rate
-            jacobian[acceleration + i, 2 * n:3 * n] = phi_q[r]
+            put_vector(jacobian[i, :n], phi_q[r])
+            put_vector(jacobian[velocity + i, :n], rate)
+            put_vector(jacobian[velocity + i, n:2 * n], phi_q[r])
+            put_vector(jacobian[acceleration + i, :n], phi_qq[r] @ qdd + s_q[r])
+            put_vector(jacobian[acceleration + i, n:2 * n], 2.0 * rate)
+            put_vector(jacobian[acceleration + i, 2 * n:3 * n], phi_q[r])
 
 
 @njit(cache=True)
@@ -61,21 +62,22 @@ def _dynamics_block(ar, rows, selection, phi_q, phi_qq, force, force_q, force_qd
     last = first + n
     balance = ar.mass @ qdd - force
     if jac:
-        jacobian[first:last, :n] = -force_q
-        jacobian[first:last, n:2 * n] = -force_qd
-        jacobian[first:last, 2 * n:3 * n] = ar.mass
+        put_matrix(jacobian[first:last, :n], -force_q)
+        put_matrix(jacobian[first:last, n:2 * n], -force_qd)
+        put_matrix(jacobian[first:last, 2 * n:3 * n], ar.mass)
     for i in range(size):
         r = rows[i]
         balance += lam[i] * phi_q[r]
         if jac:
-            jacobian[first:last, :n] += lam[i] * phi_qq[r]
-            jacobian[first:last, 3 * n + i] = phi_q[r]
+            block = jacobian[first:last, :n]
+            block += lam[i] * phi_qq[r]
+            put_vector(jacobian[first:last, 3 * n + i], phi_q[r])
     for j in range(selection.shape[1]):
         for k in range(n):
             balance[k] -= selection[k, j] * f[j]
             if jac:
                 jacobian[first + k, 3 * n + size + j] = -selection[k, j]
-    error[first:last] = balance
+    put_vector(error[first:last], balance)
 
 
 @njit(cache=True)
