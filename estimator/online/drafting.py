@@ -119,21 +119,20 @@ class Drafter:
         mechanism's motion, isotropic in the bodies' angular accelerations (q̈ = T w, Cov w = A² I, T =
         ``tangent``, kinematics.motion_tangent: A rad/s² shared by the bodies, Σ_b Var ω̇_b = dof A²), seen
         through z = q[P] (P = ``integrated``): C = T[P] T[P]ᵀ, the same motion's noise whichever coordinates
-        are picked or the file has (a pendulum's angle: C = 1); the rows and columns of the coordinates
-        outside ``noise_acts`` are 0."""
+        are picked or the file has (a pendulum's angle: C = 1); 0 in the rows and columns of ``driven``."""
         picked = tangent[list(integrated)]
         shape = picked @ picked.T
-        if self.layout.forces and self.config.force_model == "jerk":
-            driven = self.driven(integrated)
-            shape[driven] = 0.0
-            shape[:, driven] = 0.0
+        driven = self.driven(integrated)
+        shape[driven] = 0.0
+        shape[:, driven] = 0.0
         return shape
 
     def driven(self, integrated: tuple[int, ...]) -> np.ndarray:
         """Which coordinates of P = ``integrated`` the acceleration noise leaves out: the driven ones with the
         jerk force model (the forces explain their accelerations)."""
-        driven = np.isin(integrated, self.force_coordinates)
-        return driven if self.layout.forces and self.config.force_model == "jerk" else np.zeros_like(driven)
+        if self.layout.forces and self.config.force_model == "jerk":
+            return np.isin(integrated, self.force_coordinates)
+        return np.zeros(len(integrated), bool)
 
     def weighted(self, relation: StepRelation, integrated: tuple[int, ...], tangent: np.ndarray) -> StepRelation:
         """``relation`` with its integrator rows on z = q[P] (P = ``integrated``) whitened by their
