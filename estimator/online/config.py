@@ -401,6 +401,8 @@ class EstimatorConfig:
             elif name in NULLABLE and section.raw(name) is None:
                 values[name] = None
             elif name in MODEL_STATES or name in WALK_STARTS or name == "acceleration_noise":
+                if isinstance(section.raw(name), str) and section.raw(name) != AUTO:
+                    raise section.error(name, f"must be auto or a number, got {shown(section.raw(name), 40)}")
                 values[name] = AUTO if section.raw(name) == AUTO else section.number(name)
             elif isinstance(default, bool):
                 values[name] = section.flag(name, default)

@@ -188,6 +188,13 @@ def test_force_rate_sets_the_random_walk_density() -> None:
     assert read({"jerk_random_walk": "auto"}).jerk_walk == WALK_STARTS["jerk_random_walk"]
     with pytest.raises(MbstateError, match=r"estimator\.jerk_random_walk: must be auto or a positive number"):
         read({"jerk_random_walk": 0.0})
+    for key in ("jerk_random_walk", "acceleration_noise", "gravity_sigma"):  # a word other than auto: one line
+        with pytest.raises(MbstateError, match=rf"estimator\.{key}: must be auto or a number, got 'fast'"):
+            read({key: "fast"})
+    assert read({}).acceleration_noise == "auto" and read({}).acceleration_density == 0.3  # the filters' value
+    assert read({"acceleration_noise": 0.05}).acceleration_density == 0.05
+    with pytest.raises(MbstateError, match=r"estimator\.acceleration_noise: must be auto or at least 0"):
+        read({"acceleration_noise": -1.0})
     with pytest.raises(MbstateError, match=r"estimator\.force_rate: give force_rate or force_random_walk, not both"):
         read({"force_rate": 8.0, "force_random_walk": 1.0})
     with pytest.raises(MbstateError, match=r"estimator\.force_rate: must be null or a positive number"):
