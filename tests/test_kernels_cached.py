@@ -7,6 +7,7 @@ that the loops of estimator.blocks compile none of it where a slice assignment d
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -91,6 +92,6 @@ print(loops, any("shape_context" in name for name in compiled))
 
 def test_the_loops_compile_no_shape_message(tmp_path):
     run = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, cwd=ROOT, timeout=300,
-                         env={"NUMBA_CACHE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"})
+                         env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)})
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["False", "True"]  # the loops: none; a slice assignment: the message's code
