@@ -144,10 +144,10 @@ def rnea_derivatives(model: SpatialModel, q: np.ndarray, qd: np.ndarray, qdd: np
 def _tangents(model: SpatialModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, wrench: np.ndarray | None,
               friction: bool, work: Workspace) -> tuple[np.ndarray, np.ndarray]:
     n = model.dof
-    tau, dq, dqd = np.empty(n), np.empty((n, n)), np.empty((n, n))
+    dq, dqd = np.empty((n, n)), np.empty((n, n))
     rnea_derivatives_kernel(model.ints, model.geo, model.gravity, *_state(model, q, qd, qdd, "qdd"),
                             work.no_wrench if wrench is None else _wrenches(model, wrench), friction,
-                            work.rows, work.world, tau, dq, dqd)
+                            work.rows, work.world, work.tau, dq, dqd)
     return dq, dqd
 
 
