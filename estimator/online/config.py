@@ -35,7 +35,14 @@ NULLABLE = ("relinearize_threshold", "force_rate", "outlier_gate", "gravity_sigm
 AUTO = "auto"  # a size left to the estimator (EstimatorConfig.with_model_states, with_force_model; walk_scale)
 CHOICES = {"kind": KINDS, "factorization": FACTORIZATIONS, "force_model": (*FORCE_MODELS, AUTO)}  # keys that take a name
 MODEL_STATES = {"gravity_sigma": 0.2, "mass_sigma": 0.1, "length_sigma": 0.01, "friction_sigma": 1.0}  # auto sizes
+MODEL_WALKS = {"gravity_sigma": "gravity_random_walk", "mass_sigma": "mass_random_walk",
+               "length_sigma": "length_random_walk", "friction_sigma": "friction_random_walk"}  # each state's walk
+MODEL_MEMORY = 1e6  # [s] an auto model-error walk moves its state by its prior σ over this time (model_walk)
 STATES_LAG = 5  # [steps] the least window (lag) with auto model-error states (with_model_states)
+STANDARD_GRAVITY = 9.81  # [m/s²] the acceleration that makes the mechanism's masses a weight (scales)
+DYNAMICS_SHARE = 1e-5  # auto dynamics_sigma: this share of the mechanism's weight (estimator.online.scales)
+GUESS_ANGLE = 0.3  # [rad] auto guess_sigma on angles; on points, times the bodies' mean length (scales)
+SCALED = ("dynamics_sigma", "guess_sigma")  # σ keys whose auto is the mechanism's scale (estimator.online.scales)
 # largest values of the keys with a natural bound (every other number: estimator.section.LIMIT in magnitude)
 MAXIMA = {"rate": 1e6, "lag": 100_000, "max_relinearizations": 100, "max_coalesce": 10_000,
           "recover_steps": 10_000_000, "max_pending": 10_000_000, "startup_timeout": 3600.0,
@@ -113,17 +120,20 @@ class EstimatorConfig:
       motion get the generalized force −c_i q̇_i on coordinate i: a joint's friction where its angle is
       a coordinate, a slider's where its travel is), on top of the model's own dampers, with start
       priors N(0, friction_sigma²) and random walks of density ``friction_random_walk`` [the same unit
-      per √s; 0, the default: constant] (null: friction as in the model; auto, below). A model-error
+      per √s] (null: friction as in the model; auto, below). A model-error
       state seen through the energy the motion loses; it needs the dynamics.
       ``auto``, the default of these four: each state at the size MODEL_STATES gives (g 0.2, μ 0.1,
       ℓ 0.01, c 1.0) where it applies (:meth:`with_model_states`): the smoother with the dynamics, a
       model not said exact (``acceleration_noise`` above 0), no unknown forces (which take up the same
       error) and a window ``lag`` of at least STATES_LAG steps, and a gravity, two bodies with mass or a
       bar in the mechanism; else null. A number carries the state wherever it is given (an error where
-      it cannot be carried).
+      it cannot be carried). ``auto``, the default of the four walks: the state's σ over
+      √MODEL_MEMORY (:meth:`model_walk`): a model's masses, lengths, friction and gravity are
+      constants, and the walk only keeps the state from freezing over a node's run of days.
     Model
-      ``dynamics``: true — per step M q̈ + Φqᵀλ − Q − E F = 0 (σ ``dynamics_sigma`` [N, N·m]) with
-      the constraints; false — the kinematics-only estimator for comparison: the same graph without
+      ``dynamics``: true — per step M q̈ + Φqᵀλ − Q − E F = 0 (σ ``dynamics_sigma`` [N, N·m]; ``auto``,
+      the default: DYNAMICS_SHARE of the mechanism's weight Σ m_b × STANDARD_GRAVITY,
+      estimator.online.scales) with the constraints; false — the kinematics-only estimator for comparison: the same graph without
       the dynamics rows, λ and F, with a white-jerk random walk on q̈ (density ``jerk_random_walk``
       [m/s³/√Hz, rad/s³/√Hz], auto as above, which the ``jerk`` force model uses too); its forces are then computed
       from each estimate by inverse dynamics.
@@ -175,7 +185,9 @@ class EstimatorConfig:
       estimator.online.startup.readings_position), and the prior on z gets the σ they fix its worst-seen
       direction to (at least ``position_sigma``); where that is not below ``guess_sigma`` [m, rad]
       either (rate sensors only, unknown forces), the start is a guess, the file's configuration, and its
-      prior on z has ``guess_sigma`` instead.
+      prior on z has ``guess_sigma`` instead (``auto``, the default: GUESS_ANGLE on angles and GUESS_ANGLE
+      times the bodies' mean length on point coordinates, the file's pose turned by that angle;
+      estimator.online.scales).
     Solver
       ``relinearize_threshold``: null (default) — never relinearize: each step's factor is linearized
       once, at the step's prediction, and added as a native linear factor (no Python callback in
@@ -223,16 +235,16 @@ class EstimatorConfig:
     force_sigma: float = 100.0
     force_model: str = AUTO
     gravity_sigma: float | str | None = AUTO
-    gravity_random_walk: float = 1e-3
+    gravity_random_walk: float | str = AUTO
     mass_sigma: float | str | None = AUTO
-    mass_random_walk: float = 1e-3
+    mass_random_walk: float | str = AUTO
     length_sigma: float | str | None = AUTO
-    length_random_walk: float = 1e-4
+    length_random_walk: float | str = AUTO
     friction_sigma: float | str | None = AUTO
-    friction_random_walk: float = 0.0
+    friction_random_walk: float | str = AUTO
     friction_coordinates: tuple[str, ...] = ()
     dynamics: bool = True
-    dynamics_sigma: float = 1e-3
+    dynamics_sigma: float | str = AUTO
     acceleration_noise: float | str = AUTO
     force_noise: tuple[tuple[str, float], ...] = ()
     jerk_random_walk: float | str = AUTO
@@ -245,7 +257,7 @@ class EstimatorConfig:
     initial_state: tuple[tuple[str, float], ...] = ()
     initial_velocity: tuple[tuple[str, float], ...] = ()
     position_sigma: float = 1e-2
-    guess_sigma: float = 0.3
+    guess_sigma: float | str = AUTO
     velocity_sigma: float = 1.0
     free_sigma: float = 1e3
     relinearize_threshold: float | None = None
@@ -263,9 +275,9 @@ class EstimatorConfig:
     outlier_release: int = 5
 
     def __post_init__(self) -> None:
-        positive = ("rate", "force_sigma", "dynamics_sigma",
+        positive = ("rate", "force_sigma",
                     "constraint_sigma", "velocity_constraint_sigma", "acceleration_constraint_sigma", "integrator_sigma",
-                    "startup_timeout", "position_sigma", "guess_sigma", "velocity_sigma",
+                    "startup_timeout", "position_sigma", "velocity_sigma",
                     "free_sigma", "latency_budget_ms", "linearization_tolerance")
         for name in positive:
             if not getattr(self, name) > 0.0:
@@ -282,7 +294,7 @@ class EstimatorConfig:
                   ("force_model", self.force_model in CHOICES["force_model"],
                    f"one of {', '.join(CHOICES['force_model'])}"),
                   *((key, getattr(self, key) == AUTO or getattr(self, key) > 0.0, "auto or a positive number")
-                    for key in WALK_STARTS),
+                    for key in (*WALK_STARTS, *SCALED)),
                   ("max_relinearizations", self.max_relinearizations >= 0, "at least 0"),
                   ("output_delay", 0 <= self.output_delay <= self.most_output_delay,
                    f"in [0, lag + 1 − max_coalesce = {self.most_output_delay}] steps (the step it holds back must "
@@ -294,10 +306,8 @@ class EstimatorConfig:
                   ("force_rate", self.force_rate is None or self.force_rate > 0.0, "null or a positive number"),
                   *((key, getattr(self, key) in (None, AUTO) or getattr(self, key) > 0.0,
                      "auto, null or a positive number") for key in MODEL_STATES),
-                  ("gravity_random_walk", self.gravity_random_walk >= 0.0, "at least 0"),
-                  ("mass_random_walk", self.mass_random_walk >= 0.0, "at least 0"),
-                  ("length_random_walk", self.length_random_walk >= 0.0, "at least 0"),
-                  ("friction_random_walk", self.friction_random_walk >= 0.0, "at least 0"),
+                  *((key, getattr(self, key) == AUTO or getattr(self, key) >= 0.0, "auto or at least 0")
+                    for key in MODEL_WALKS.values()),
                   ("startup_span", 0.0 <= self.startup_span <= 10.0, "in [0, 10] s"),
                   ("max_coalesce", self.max_coalesce >= 1, "at least 1"), ("recover_steps", self.recover_steps >= 1,
                   "at least 1"), ("recover_fraction", 0.0 < self.recover_fraction <= 1.0, "in (0, 1]"),
@@ -370,6 +380,12 @@ class EstimatorConfig:
         return replace(self, **{key: size if states and applies[key] else None
                                 for key, size in MODEL_STATES.items() if getattr(self, key) == AUTO})
 
+    def model_walk(self, size_key: str) -> float:
+        """The walk density of the model-error state sized by ``size_key`` (a MODEL_WALKS key; the state
+        carried, its size a number): its ``*_random_walk``, or (auto) size / √MODEL_MEMORY."""
+        walk = getattr(self, MODEL_WALKS[size_key])
+        return getattr(self, size_key) / np.sqrt(MODEL_MEMORY) if walk == AUTO else walk
+
     @property
     def most_output_delay(self) -> int:
         """The largest ``output_delay``: a step held back must still be in the window after an update that
@@ -400,7 +416,7 @@ class EstimatorConfig:
                 values[name] = _force_noise(section, mech)
             elif name in NULLABLE and section.raw(name) is None:
                 values[name] = None
-            elif name in MODEL_STATES or name in WALK_STARTS or name == "acceleration_noise":
+            elif name in (*MODEL_STATES, *MODEL_WALKS.values(), *WALK_STARTS, *SCALED, "acceleration_noise"):
                 if isinstance(section.raw(name), str) and section.raw(name) != AUTO:
                     raise section.error(name, f"must be auto or a number, got {shown(section.raw(name), 40)}")
                 values[name] = AUTO if section.raw(name) == AUTO else section.number(name)

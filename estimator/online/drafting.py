@@ -86,14 +86,12 @@ class Drafter:
             walks.append((layout.force, force_walk * np.sqrt(h)))
         if config.dynamics and len(self.jerk_columns):  # F free, the driven accelerations a white-jerk walk
             walks.append((self.jerk_columns, self.jerk_walk * np.sqrt(h)))
-        if layout.gravity:
-            walks.append((layout.gravity_error, max(config.gravity_random_walk * np.sqrt(h), 1e-9)))
-        if layout.masses:
-            walks.append((layout.mass_error, max(config.mass_random_walk * np.sqrt(h), 1e-9)))
-        if layout.lengths:
-            walks.append((layout.length_error, max(config.length_random_walk * np.sqrt(h), 1e-9)))
-        if layout.frictions:
-            walks.append((layout.friction, max(config.friction_random_walk * np.sqrt(h), 1e-9)))
+        for size_key, carried, columns in (("gravity_sigma", layout.gravity, layout.gravity_error),
+                                           ("mass_sigma", layout.masses, layout.mass_error),
+                                           ("length_sigma", layout.lengths, layout.length_error),
+                                           ("friction_sigma", layout.frictions, layout.friction)):
+            if carried:
+                walks.append((columns, max(config.model_walk(size_key) * np.sqrt(h), 1e-9)))
         for i, sensor in enumerate(self.sensors):
             if sensor.params.bias_state:
                 walks.append((layout.bias_of(i), max(sensor.params.noise.bias_step_sigma(h), 1e-9)))

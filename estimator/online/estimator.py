@@ -50,7 +50,8 @@ coordinates are picked: estimator.online.drafting.Drafter.weighted; auto: matche
 unexplained, estimator.online.acceleration_noise), so the readings
 can pull the trajectory off the discrete model's; a start the position sensors do not fix is fitted to
 the other readings (estimator.online.startup.readings_position: an IMU's accelerometers), with the σ
-they fix it to, and where they do not either gets the wide ``guess_sigma`` prior on z. The walks of the
+they fix it to, and where they do not either gets the wide ``guess_sigma`` prior on z (auto: the file's
+pose turned by GUESS_ANGLE, estimator.online.scales). The walks of the
 unknown forces and of the driven accelerations have the densities their estimates show
 (estimator.online.walk_scale, ``auto``), the process factors built again as those move.
 
@@ -152,6 +153,7 @@ from estimator.online.observability import ObservabilityReport, observability
 from estimator.online.outliers import OutlierGate
 from estimator.online.partitions import Partitions
 from estimator.online.readings import StepReadings
+from estimator.online.scales import guess_sigma
 from estimator.online.startup import (KnownVelocity, determines_position, initial_state, position_motions,
                                       readings_position, start_anchor)
 from estimator.online.step_model import step_model
@@ -366,9 +368,9 @@ class OnlineEstimator:
                 x0, force_sigmas = initial_state(self.mech, self.layout, by_sensor, self.terms, t0, self._assembled,
                                                   known)
                 determined = determines_position(self.mech, x0[:self.layout.n], fixing)
+                guess = guess_sigma(self.mech, self.config)
                 found = None if determined else readings_position(self.mech, self.layout, by_sensor, self.terms, t0,
-                                                                   x0[:self.layout.n], self.config.guess_sigma,
-                                                                   known)
+                                                                   x0[:self.layout.n], float(guess.min()), known)
                 if found is not None:  # the other readings fix the position: start there
                     x0, force_sigmas = initial_state(self.mech, self.layout, by_sensor, self.terms, t0, found[0],
                                                      known)
@@ -384,7 +386,7 @@ class OnlineEstimator:
         sigmas = self._prior_sigmas()
         sigmas[self.layout.force] = np.minimum(sigmas[self.layout.force], force_sigmas)
         if not determined:  # a guess, or what the other readings fix
-            sigmas[:self.layout.n] = (self.config.guess_sigma if found is None
+            sigmas[:self.layout.n] = (guess if found is None
                                       else max(self.config.position_sigma, found[1]))
         self.partitions.choose(0, x0[:self.layout.n])
         shared = self.partitions.layout_of(0).shared

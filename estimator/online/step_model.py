@@ -20,6 +20,7 @@ from estimator.lengths import BodyLengthTerms
 from estimator.mass import BodyMassTerms
 from estimator.model import Mechanism
 from estimator.online.config import EstimatorConfig
+from estimator.online.scales import dynamics_sigma
 
 
 @dataclass(frozen=True)
@@ -76,10 +77,11 @@ def row_sigmas(mech: Mechanism, size: int, config: EstimatorConfig) -> np.ndarra
 
 
 def dynamics_sigmas(mech: Mechanism, config: EstimatorConfig) -> np.ndarray:
-    """σ of each coordinate's equation of motion: ``dynamics_sigma``, and hypot(dynamics_sigma, S_i/√h)
-    where ``force_noise`` gives coordinate i (or an actuator on it) the density S_i: a white generalized
-    force held over the step h, whose variance per step is S_i²/h (EstimatorConfig, Model)."""
-    sigmas = np.full(mech.n, config.dynamics_sigma)
+    """σ of each coordinate's equation of motion: ``dynamics_sigma`` (estimator.online.scales), and
+    hypot(dynamics_sigma, S_i/√h) where ``force_noise`` gives coordinate i (or an actuator on it) the
+    density S_i: a white generalized force held over the step h, whose variance per step is S_i²/h
+    (EstimatorConfig, Model)."""
+    sigmas = np.full(mech.n, dynamics_sigma(mech, config))
     on = {a.name: a.coordinate for a in mech.actuators} | {c: i for i, c in enumerate(mech.coordinate_names)}
     for name, density in config.force_noise:
         if name not in on:

@@ -65,7 +65,7 @@ def test_force_noise_on_the_crank_the_model_gets_wrong_keeps_both_cranks() -> No
 def test_the_named_coordinates_equations_of_motion_get_the_density() -> None:
     """σ_i = hypot(dynamics_sigma, S_i √rate) on the coordinate named, or on the actuator's coordinate."""
     mech = load_mechanism(MECHANISMS / "fourbar_crank.yaml")
-    config = EstimatorConfig(rate=400.0, force_noise=(("motor", 0.5), ("x1", 2.0)))
+    config = EstimatorConfig(rate=400.0, dynamics_sigma=1e-3, force_noise=(("motor", 0.5), ("x1", 2.0)))
     expected = np.full(mech.n, 1e-3)
     expected[mech.coordinate_names.index("theta0")] = np.hypot(1e-3, 0.5 * 20.0)
     expected[0] = np.hypot(1e-3, 2.0 * 20.0)

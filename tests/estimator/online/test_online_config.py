@@ -13,7 +13,7 @@ from conftest import MECHANISMS, REPO
 from estimator.constraints import constraint_values
 from estimator.errors import MbstateError
 from estimator.mechanism_file import build_mechanism, load_mechanism
-from estimator.online.config import AUTO, MODEL_STATES, STATES_LAG, WALK_STARTS, EstimatorConfig
+from estimator.online.config import AUTO, MODEL_MEMORY, MODEL_STATES, STATES_LAG, WALK_STARTS, EstimatorConfig
 from estimator.online.startup import start_anchor
 from estimator.section import Section
 
@@ -72,20 +72,27 @@ def test_relinearize_threshold_null_is_never() -> None:
 
 def test_mass_sigma_is_null_or_a_number() -> None:
     assert read({"mass_sigma": None}).mass_sigma is None
-    assert (read({"mass_sigma": 0.1, "mass_random_walk": 0}).mass_sigma, read({}).mass_random_walk) == (0.1, 1e-3)
+    assert (read({"mass_sigma": 0.1, "mass_random_walk": 0}).mass_sigma, read({}).mass_random_walk) == (0.1, "auto")
 
 
 def test_length_sigma_is_null_or_a_number() -> None:
     assert read({"length_sigma": None}).length_sigma is None
     assert (read({"length_sigma": 0.01, "length_random_walk": 0}).length_sigma, read({}).length_random_walk) == (0.01,
-                                                                                                             1e-4)
+                                                                                                             "auto")
 
 
 def test_friction_sigma_is_null_or_a_number_on_named_coordinates() -> None:
     assert read({"friction_sigma": None}).friction_sigma is None
     config = read({"friction_sigma": 0.5, "friction_coordinates": ["theta0", "x1"]})
     assert (config.friction_sigma, config.friction_coordinates, config.friction_random_walk) == (0.5, ("theta0", "x1"),
-                                                                                                  0.0)
+                                                                                                  "auto")
+
+
+def test_an_auto_model_walk_moves_its_state_by_its_sigma_over_the_model_memory() -> None:
+    """model_walk: size / √MODEL_MEMORY when auto (1e-4 for masses at 0.1 over 10⁶ s), the number when given."""
+    config = read({"mass_sigma": 0.1, "gravity_sigma": 0.2, "gravity_random_walk": 0, "friction_sigma": 0.5})
+    assert config.model_walk("mass_sigma") == pytest.approx(0.1 / np.sqrt(MODEL_MEMORY)) == pytest.approx(1e-4)
+    assert (config.model_walk("gravity_sigma"), config.model_walk("friction_sigma")) == (0.0, 0.5e-3)
 
 
 def test_force_noise_maps_coordinates_or_actuators_to_densities() -> None:
@@ -117,11 +124,14 @@ def test_keys_are_read_with_their_types() -> None:
     ({"integrator_order": 3, "lag": 1}, "estimator.lag: integrator order 3 needs a lag of at least 2"),
     ({"recover_fraction": 0}, "estimator.recover_fraction: must be in (0, 1]"),
     ({"mass_sigma": 0}, "estimator.mass_sigma: must be auto, null or a positive number"),
-    ({"mass_random_walk": -1}, "estimator.mass_random_walk: must be at least 0"),
+    ({"mass_random_walk": -1}, "estimator.mass_random_walk: must be auto or at least 0"),
     ({"length_sigma": -0.01}, "estimator.length_sigma: must be auto, null or a positive number"),
-    ({"length_random_walk": -1}, "estimator.length_random_walk: must be at least 0"),
+    ({"length_random_walk": -1}, "estimator.length_random_walk: must be auto or at least 0"),
     ({"friction_sigma": 0}, "estimator.friction_sigma: must be auto, null or a positive number"),
-    ({"friction_random_walk": -1}, "estimator.friction_random_walk: must be at least 0"),
+    ({"friction_random_walk": -1}, "estimator.friction_random_walk: must be auto or at least 0"),
+    ({"gravity_random_walk": "slow"}, "estimator.gravity_random_walk: must be auto or a number, got 'slow'"),
+    ({"dynamics_sigma": 0}, "estimator.dynamics_sigma: must be auto or a positive number"),
+    ({"guess_sigma": "wide"}, "estimator.guess_sigma: must be auto or a number, got 'wide'"),
     ({"friction_coordinates": "theta0"}, "estimator.friction_coordinates: must be a list of coordinate names"),
     ({"friction_coordinates": ["elbow"]}, "estimator.friction_coordinates: unknown coordinate 'elbow' (known: x1,"),
     ({"friction_coordinates": ["x1", "x1"]}, "estimator.friction_coordinates: a coordinate is repeated: x1, x1"),

@@ -22,6 +22,7 @@ from estimator.factors.observation_stack import (LinearizedStep, Observation, ob
 from estimator.node.intake import Intake
 from estimator.online.config import EstimatorConfig
 from estimator.online.estimator import OnlineEstimator
+from estimator.online.scales import dynamics_sigma
 from replay.clocks import FixedClock
 from replay.scenarios import accuracy, feed, scenario
 from sensors.messages import Reading
@@ -539,10 +540,11 @@ def test_the_plausibility_check_measures_on_the_defaults_scale_or_looser() -> No
     x = state(5, default, np.random.default_rng(4))
     x[default.layout.lam] = 0.0
     off = default.model.off_by(x)
+    sigma = dynamics_sigma(default.mech, CONFIG)  # auto: the mechanism's own scale
     tight = estimator(dataclasses.replace(CONFIG, constraint_sigma=1e-8, velocity_constraint_sigma=3e-7,
-                                          acceleration_constraint_sigma=1e-5, dynamics_sigma=1e-6))
+                                          acceleration_constraint_sigma=1e-5, dynamics_sigma=1e-3 * sigma))
     loose = estimator(dataclasses.replace(CONFIG, constraint_sigma=1e-4, velocity_constraint_sigma=3e-3,
-                                          acceleration_constraint_sigma=1e-1, dynamics_sigma=1e-2))
+                                          acceleration_constraint_sigma=1e-1, dynamics_sigma=10 * sigma))
     assert off > 1.0
     assert tight.model.off_by(x) == pytest.approx(off, rel=1e-12)
     assert loose.model.off_by(x) == pytest.approx(off / 10, rel=1e-12)
