@@ -1,7 +1,7 @@
 """Spatial dynamics per call: mbstate's RNEA, ABA, CRBA and RNEA derivatives against Pinocchio's
 Python calls on the same URDF models in the same run (when ``pin`` is installed).
 
-Robots: UR5 and Panda from configs/mechanisms/urdf, and generated serial chains of n revolute
+Robots: UR5, Panda and PUMA 560 from configs/mechanisms/urdf, and generated serial chains of n revolute
 joints (chain6 … chain48; axes alternating z, y, x, links 0.3 m, off-axis centres of mass) that
 show the O(n) growth. Each figure is the least over repeats of the mean over ``calls`` calls,
 mbstate's and Pinocchio's timed in turn within each repeat.
@@ -20,7 +20,7 @@ from estimator.benchmarks import CONFIGS, machine
 from estimator.spatial.dynamics import forward_dynamics, inverse_dynamics, mass_matrix, rnea_derivatives, workspace
 from estimator.spatial.model import SpatialModel, load_spatial
 
-ROBOTS = ("ur5", "panda", "chain6", "chain12", "chain24", "chain48")
+ROBOTS = ("ur5", "panda", "puma560", "chain6", "chain12", "chain24", "chain48")
 ALGORITHMS = ("rnea", "aba", "crba", "rnea_derivatives")
 
 
@@ -64,6 +64,8 @@ def per_call(calls: int, repeat: int, *cases: Callable[[], object]) -> list[floa
 
 
 def ours(model: SpatialModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> dict[str, Callable[[], object]]:
+    """The public calls as a user makes them, with a workspace, each returning a fresh array; friction
+    off, as Pinocchio's calls have none."""
     work = workspace(model)
     return {"rnea": lambda: inverse_dynamics(model, q, qd, qdd, friction=False, work=work),
             "aba": lambda: forward_dynamics(model, q, qd, qdd, friction=False, work=work),

@@ -159,7 +159,8 @@ def urdf_report(model: SpatialModel, source: str) -> dict[str, Any]:
                     "axis": [float(a) for a in model.axis[i]], "lower": finite(model.lower[i]),
                     "upper": finite(model.upper[i]), "effort": finite(model.effort[i]),
                     "velocity": finite(model.velocity[i]), "damping": float(model.damping[i]),
-                    "friction": float(model.friction[i]), "mass": float(model.mass[i])}
+                    "friction": float(model.friction[i]), "armature": float(model.armature[i]),
+                    "mass": float(model.mass[i])}
                    for i, name in enumerate(model.joint_names)],
         "moving_mass": model.total_mass,
         "actuators": [{"name": name, "joint": model.joint_names[j]}
@@ -179,7 +180,8 @@ def format_urdf_text(info: dict[str, Any]) -> str:
     width = max((len(j["name"]) for j in info["joints"]), default=0)
     lines += [f"  {j['index']:3d}  {j['name']:<{width}}  {j['type']:<10} {j['parent']} -> {j['link']}, axis "
               f"({', '.join(f'{a:.6g}' for a in j['axis'])}), limits [{limit(j['lower'], '-')}, {limit(j['upper'], '')}], "
-              f"damping {j['damping']:.6g}, friction {j['friction']:.6g}, body mass {j['mass']:.6g} kg"
+              f"damping {j['damping']:.6g}, friction {j['friction']:.6g}, armature {j['armature']:.6g}, "
+              f"body mass {j['mass']:.6g} kg"
               for j in info["joints"]]
     actuators = [a["name"] if a["name"] == a["joint"] else f"{a['name']} on {a['joint']}" for a in info["actuators"]]
     lines += [f"moving mass: {info['moving_mass']:.6g} kg",

@@ -13,8 +13,13 @@ frame: plain sums). With u = e − [δ, Vₖ], δ = cₖ or Jₖ, and Bᶜ = K�
   k an ancestor of i or i:   ∂Qᵢ = Jᵢᵀ (Mᶜᵢ u − Bᶜᵢ δ) + Hᶜᵢ · [Jᵢ, δ],
   k beyond i:                ∂Qᵢ = Jᵢᵀ (Mᶜₖ u − Bᶜₖ δ − ad_δᵀ Hᶜₖ − ad_{Jₖ}ᵀ Wₖ [q only]),
   k on another branch:       0,
-Wₖ the wrench through joint k (the last term: Adᵀ_{C_{k,λ}} W_k turns with qₖ). The URDF damping
-adds dᵢ on the diagonal of ∂Q/∂q̇ (Coulomb friction has zero slope).
+Wₖ the wrench through joint k (the last term: Adᵀ_{C_{k,λ}} W_k turns with qₖ). Mᶜ and Bᶜ are
+symmetric, so the first line is (Mᶜᵢ Jᵢ) · u − (Bᶜᵢ Jᵢ − ad_{Jᵢ}ᵀ Hᶜᵢ) · δ: two vectors per body,
+then two dot products per (joint, ancestor) pair; the second line, Jᵢ · Zₖ, one. The URDF damping
+adds dᵢ on the diagonal of ∂Q/∂q̇ (Coulomb friction has zero slope); the armature term Iₐᵢ q̈ᵢ
+depends on neither q nor q̇ and enters only ∂Q/∂q̈ = M. M itself comes from the same composites:
+M_ik = Jₖᵀ Mᶜᵢ Jᵢ for k an ancestor of i or i (the CRBA's M_ij = ʲXⱼᵀ Adᵀ Mᶜᵢ ⁱXᵢ in world
+components), plus Iₐᵢ on the diagonal, 0 for k on another branch.
 """
 
 from __future__ import annotations
@@ -22,39 +27,38 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from estimator.spatial.ops import (G_DAMP, G_RIGID, W_A, W_F, W_REL, W_T1, W_V, add_rigid_to_parent, add_to_parent,
-                                   bracket, co_bracket, compose, dot6, rigid_ad, rigid_times, set_screw, to_parent)
-from estimator.spatial.crba import crba_kernel
-from estimator.spatial.rnea import rnea_kernel
+from estimator.spatial.ops import (G_ARM, G_DAMP, G_GRAVITY, G_KIND, G_PARENT, G_RIGID, W_A, W_F, W_REL, W_T1, W_V,
+                                   W_WIDTH, add_rigid_to_parent, add_to_parent, bracket, co_bracket, compose, dot6,
+                                   rigid_ad, rigid_times, set_screw, to_parent)
+from estimator.spatial.rnea import rnea_pass
 
-# world-frame row per body: pose, V, V̇, W, J, c, u (q), Mᶜ J, Bᶜ J, Hᶜ, Z (q), Z (q̇), Mᶜ (rigid-body
-# parameters), Kᶜ (6×6), scratch
+# world-frame terms per body, after the workspace row's W part (ops): pose, V, V̇, W, J, c, u (q), Mᶜ J,
+# Bᶜ J − ad_Jᵀ Hᶜ, Hᶜ, Z (q), Z (q̇), Mᶜ (rigid-body parameters), Kᶜ (6×6), scratch; D_WIDTH: the whole row's width
 D_POSE, D_V, D_A, D_W, D_J, D_C, D_U, D_MJ, D_BJ, D_H, D_ZQ, D_ZV, D_M, D_K, D_S, D_WIDTH = \
-    0, 12, 18, 24, 30, 36, 42, 48, 54, 60, 66, 72, 78, 88, 124, 136
+    (W_WIDTH + offset for offset in (0, 12, 18, 24, 30, 36, 42, 48, 54, 60, 66, 72, 78, 88, 124, 136))
 
 
-@njit(cache=True)
-def _world_terms(ints: np.ndarray, geo: np.ndarray, gravity: np.ndarray, qd: np.ndarray, ws: np.ndarray,
-                 dws: np.ndarray) -> None:
+@njit(cache=True, _nrt=False)
+def _world_terms(ws: np.ndarray, qd: np.ndarray) -> None:
     """Per body, in world components: pose, V, V̇, W, J, c, u, and its own M, K, H (to be summed)."""
-    for i in range(ints.shape[0]):
-        row, d = ws[i], dws[i]
+    for i in range(ws.shape[0]):
+        d = ws[i]
         pose, v, a, j, c, u = d[D_POSE:D_POSE + 12], d[D_V:D_V + 6], d[D_A:D_A + 6], d[D_J:D_J + 6], \
             d[D_C:D_C + 6], d[D_U:D_U + 6]
-        p = ints[i, 0]
+        p = int(d[G_PARENT])
         if p < 0:
             for r in range(12):
-                pose[r] = row[W_REL + r]
+                pose[r] = d[W_REL + r]
         else:
-            compose(dws[p, D_POSE:D_POSE + 12], row[W_REL:W_REL + 12], pose)
-        to_parent(pose, row[W_V:W_V + 6], v)
-        to_parent(pose, row[W_A:W_A + 6], a)
+            compose(ws[p, D_POSE:D_POSE + 12], d[W_REL:W_REL + 12], pose)
+        to_parent(pose, d[W_V:W_V + 6], v)
+        to_parent(pose, d[W_A:W_A + 6], a)
         w = d[D_W:D_W + 6]
         for r in range(6):
             w[r] = 0.0
-        add_to_parent(pose, row[W_F:W_F + 6], w)
-        x = row[W_T1:W_T1 + 6]
-        set_screw(ints[i, 1], geo[i], x)
+        add_to_parent(pose, d[W_F:W_F + 6], w)
+        x = d[W_T1:W_T1 + 6]
+        set_screw(int(d[G_KIND]), d, x)
         to_parent(pose, x, j)
         for r in range(6):
             c[r] = u[r] = 0.0
@@ -62,16 +66,16 @@ def _world_terms(ints: np.ndarray, geo: np.ndarray, gravity: np.ndarray, qd: np.
         if p < 0:
             g = d[D_S:D_S + 6]
             g[0] = g[1] = g[2] = 0.0
-            g[3], g[4], g[5] = -gravity[0], -gravity[1], -gravity[2]
+            g[3], g[4], g[5] = -d[G_GRAVITY], -d[G_GRAVITY + 1], -d[G_GRAVITY + 2]
             bracket(g, j, 1.0, u)
         else:
-            bracket(dws[p, D_A:D_A + 6], j, 1.0, u)
+            bracket(ws[p, D_A:D_A + 6], j, 1.0, u)
         bracket(c, j, qd[i], u)
         bracket(v, c, 1.0, u)  # − [c, V]
         m, h = d[D_M:D_M + 10], d[D_H:D_H + 6]
         for r in range(10):
             m[r] = 0.0
-        add_rigid_to_parent(pose, geo[i, G_RIGID:], m)
+        add_rigid_to_parent(pose, d[G_RIGID:], m)
         rigid_times(m, v, h)
         rigid_ad(m, v, d[D_K:D_K + 36])
 
@@ -87,7 +91,7 @@ def _add_b_times(d: np.ndarray, x: np.ndarray, scale: float, out: np.ndarray) ->
         out[r] += scale * s
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _reach(d: np.ndarray, delta: np.ndarray, u: np.ndarray, out: np.ndarray) -> None:
     """out = Mᶜ u − Bᶜ δ − ad_δᵀ Hᶜ with the composites of row d."""
     rigid_times(d[D_M:D_M + 10], u, out)
@@ -95,31 +99,33 @@ def _reach(d: np.ndarray, delta: np.ndarray, u: np.ndarray, out: np.ndarray) -> 
     co_bracket(delta, d[D_H:D_H + 6], 1.0, out)
 
 
-@njit(cache=True)
-def rnea_derivatives_kernel(ints: np.ndarray, geo: np.ndarray, gravity: np.ndarray, q: np.ndarray, qd: np.ndarray,
-                            qdd: np.ndarray, wrench: np.ndarray, friction: bool, ws: np.ndarray, dws: np.ndarray,
-                            tau: np.ndarray, dtau_dq: np.ndarray, dtau_dqd: np.ndarray) -> None:
-    """Q into tau, ∂Q/∂q and ∂Q/∂q̇ into dtau_dq, dtau_dqd (n, n); dws (n, D_WIDTH) the world-frame rows."""
-    rnea_kernel(ints, geo, gravity, q, qd, qdd, wrench, friction, ws, tau)
-    _world_terms(ints, geo, gravity, qd, ws, dws)
-    n = ints.shape[0]
+@njit(cache=True, _nrt=False)
+def rnea_derivatives_kernel(ws: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, wrench: np.ndarray,
+                            friction: bool, out: np.ndarray) -> None:
+    """∂Q/∂q, ∂Q/∂q̇ and ∂Q/∂q̈ = M into out[0], out[1], out[2] (out (3, n, n)); ws (n, D_WIDTH) the
+    workspace rows, which hold the packed model (ops)."""
+    rnea_pass(ws, q, qd, qdd, wrench, friction)
+    _world_terms(ws, qd)
+    n = ws.shape[0]
+    dtau_dq, dtau_dqd, mass = out[0], out[1], out[2]
     for i in range(n - 1, 0, -1):  # composites: children (later rows) into parents
-        p = ints[i, 0]
+        p = int(ws[i, G_PARENT])
         if p >= 0:
             for r in range(10):
-                dws[p, D_M + r] += dws[i, D_M + r]
+                ws[p, D_M + r] += ws[i, D_M + r]
             for r in range(36):
-                dws[p, D_K + r] += dws[i, D_K + r]
+                ws[p, D_K + r] += ws[i, D_K + r]
             for r in range(6):
-                dws[p, D_H + r] += dws[i, D_H + r]
+                ws[p, D_H + r] += ws[i, D_H + r]
     for i in range(n):
-        d = dws[i]
+        d = ws[i]
         j, c, mj, bj, zq, zv = d[D_J:D_J + 6], d[D_C:D_C + 6], d[D_MJ:D_MJ + 6], d[D_BJ:D_BJ + 6], \
             d[D_ZQ:D_ZQ + 6], d[D_ZV:D_ZV + 6]
         rigid_times(d[D_M:D_M + 10], j, mj)
         for r in range(6):
             bj[r] = 0.0
         _add_b_times(d, j, 1.0, bj)
+        co_bracket(j, d[D_H:D_H + 6], 1.0, bj)  # Hᶜ · [J, δ] = (ad_Jᵀ Hᶜ) · δ
         _reach(d, c, d[D_U:D_U + 6], zq)
         co_bracket(j, d[D_W:D_W + 6], 1.0, zq)
         two_c = d[D_S:D_S + 6]
@@ -127,38 +133,21 @@ def rnea_derivatives_kernel(ints: np.ndarray, geo: np.ndarray, gravity: np.ndarr
             two_c[r] = 2.0 * c[r]
         _reach(d, j, two_c, zv)
         for r in range(n):
-            dtau_dq[i, r] = dtau_dqd[i, r] = 0.0
+            dtau_dq[i, r] = dtau_dqd[i, r] = mass[i, r] = 0.0
     for i in range(n):
-        d = dws[i]
-        j, mj, bj, h, tmp = d[D_J:D_J + 6], d[D_MJ:D_MJ + 6], d[D_BJ:D_BJ + 6], d[D_H:D_H + 6], d[D_S:D_S + 6]
+        d = ws[i]
+        mj, bj = d[D_MJ:D_MJ + 6], d[D_BJ:D_BJ + 6]
         k = i
         while k >= 0:  # k = i and its ancestors
-            e = dws[k]
+            e = ws[k]
             ck, jk = e[D_C:D_C + 6], e[D_J:D_J + 6]
-            for r in range(6):
-                tmp[r] = 0.0
-            bracket(j, ck, 1.0, tmp)
-            dtau_dq[i, k] = dot6(mj, e[D_U:D_U + 6]) - dot6(bj, ck) + dot6(h, tmp)
-            for r in range(6):
-                tmp[r] = 2.0 * ck[r]
-            dtau_dqd[i, k] = dot6(mj, tmp) - dot6(bj, jk)
-            for r in range(6):
-                tmp[r] = 0.0
-            bracket(j, jk, 1.0, tmp)
-            dtau_dqd[i, k] += dot6(h, tmp)
+            dtau_dq[i, k] = dot6(mj, e[D_U:D_U + 6]) - dot6(bj, ck)
+            dtau_dqd[i, k] = 2.0 * dot6(mj, ck) - dot6(bj, jk)
+            mass[i, k] = mass[k, i] = dot6(mj, jk)
             if k != i:  # body i lies beyond joint k
                 dtau_dq[k, i] = dot6(jk, d[D_ZQ:D_ZQ + 6])
                 dtau_dqd[k, i] = dot6(jk, d[D_ZV:D_ZV + 6])
-            k = ints[k, 0]
+            k = int(e[G_PARENT])
         if friction:
-            dtau_dqd[i, i] += geo[i, G_DAMP]
-
-
-@njit(cache=True)
-def rnea_derivatives_mass_kernel(ints: np.ndarray, geo: np.ndarray, gravity: np.ndarray, q: np.ndarray,
-                                 qd: np.ndarray, qdd: np.ndarray, wrench: np.ndarray, friction: bool, ws: np.ndarray,
-                                 dws: np.ndarray, tau: np.ndarray, out: np.ndarray) -> None:
-    """rnea_derivatives_kernel into out[0] (∂Q/∂q) and out[1] (∂Q/∂q̇), and ∂Q/∂q̈ = M(q) (CRBA) into
-    out[2]: the three derivatives in one call (out (3, n, n))."""
-    rnea_derivatives_kernel(ints, geo, gravity, q, qd, qdd, wrench, friction, ws, dws, tau, out[0], out[1])
-    crba_kernel(ints, geo, q, ws, out[2])
+            dtau_dqd[i, i] += d[G_DAMP]
+        mass[i, i] += d[G_ARM]

@@ -8,8 +8,8 @@ applied wrenches are (n, 6) body wrenches (``body_wrenches`` builds them from na
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -17,40 +17,55 @@ from estimator.errors import MbstateError
 from estimator.spatial import lie
 from estimator.spatial.aba import aba_kernel
 from estimator.spatial.crba import crba_kernel
-from estimator.spatial.derivatives import D_WIDTH, rnea_derivatives_kernel, rnea_derivatives_mass_kernel
+from estimator.spatial.derivatives import D_WIDTH, rnea_derivatives_kernel
 from estimator.spatial.model import SpatialModel
-from estimator.spatial.ops import W_F, W_WIDTH
+from estimator.spatial.ops import G_WIDTH, W_F
 from estimator.spatial.rnea import rnea_kernel
 
 
 @dataclass(frozen=True)
 class Workspace:
-    """Preallocated arrays the kernels fill (Pinocchio's Data): rows per body, the derivatives'
-    world-frame rows, the no-load wrench array and the joint forces of a call that returns only their
-    derivatives."""
+    """Preallocated rows the kernels read and fill (Pinocchio's Data), made for one model: row i is
+    body i's packed model (a copy of model.packed, ops) and then the recursions' terms (ops W_*,
+    derivatives D_*); no_wrench: zeros (n, 6), the applied wrenches of a call without.
+
+    The model's rows ride in the workspace so that a kernel takes one array for both and at most
+    seven arguments in all: numba's dispatch costs per argument, markedly more from the eighth, and
+    more for a read-only array (the model's are); docs/spatial.md, "Speed", has the figures. A
+    workspace serves only the model it was made for (checked: its rows are that model's)."""
+    model: SpatialModel = field(repr=False)
     rows: np.ndarray
-    world: np.ndarray
     no_wrench: np.ndarray
-    tau: np.ndarray
 
 
 def workspace(model: SpatialModel) -> Workspace:
     """A workspace for ``model``'s kernels; one per thread (the kernels write into it)."""
-    n = model.dof
-    return Workspace(np.zeros((n, W_WIDTH)), np.zeros((n, D_WIDTH)), np.zeros((n, 6)), np.zeros(n))
+    rows = np.zeros((model.dof, D_WIDTH))
+    rows[:, :G_WIDTH] = model.packed
+    return Workspace(model, rows, np.zeros((model.dof, 6)))
 
 
-_FLOAT = np.dtype(np.float64)
+_ARRAY, _FLOAT = np.ndarray, np.dtype(np.float64)
 
 
 def _vector(model: SpatialModel, name: str, value: np.ndarray) -> np.ndarray:
     """``value`` as a float array of n entries (as given when it already is one)."""
-    if value.__class__ is np.ndarray and value.dtype is _FLOAT and value.shape == model.shape:
+    if value.__class__ is _ARRAY and value.dtype is _FLOAT and value.shape == model.shape:
         return value
     out = np.ascontiguousarray(value, dtype=float)
     if out.shape != (model.dof,):
         raise MbstateError(f"{name}: expected {model.dof} values, got shape {out.shape}")
     return out
+
+
+def _workspace(model: SpatialModel, work: Workspace | None) -> Workspace:
+    """``work``, or a new workspace when None; MbstateError when it was made for another model."""
+    if work is None:
+        return workspace(model)
+    if work.model is not model:
+        raise MbstateError(f"work: a workspace of another model ({work.model.name}); workspace(model) makes one "
+                           f"for {model.name}")
+    return work
 
 
 def body_wrenches(model: SpatialModel, loads: Mapping[str, np.ndarray]) -> np.ndarray:
@@ -70,54 +85,46 @@ def body_wrenches(model: SpatialModel, loads: Mapping[str, np.ndarray]) -> np.nd
     return out
 
 
-def _state(model: SpatialModel, q: np.ndarray, qd: np.ndarray, third: np.ndarray,
-           name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(q, q̇, third) as float arrays of n entries: as given when they already are (one test, as
-    this is much of a call's cost at a few joints)."""
-    shape = model.shape
-    if (q.__class__ is qd.__class__ is third.__class__ is np.ndarray and q.dtype is qd.dtype is third.dtype is _FLOAT
-            and q.shape == shape and qd.shape == shape and third.shape == shape):
-        return q, qd, third
-    return _vector(model, "q", q), _vector(model, "qd", qd), _vector(model, name, third)
-
-
-def _wrenches(model: SpatialModel, wrench: np.ndarray) -> np.ndarray:
-    out = np.ascontiguousarray(wrench, dtype=float)
-    if out.shape != (model.dof, 6):
-        raise MbstateError(f"wrench: expected shape ({model.dof}, 6), got {out.shape}")
-    return out
-
-
-def _recursion(kernel: Callable, model: SpatialModel, q: np.ndarray, qd: np.ndarray, third: np.ndarray,
-               name: str, wrench: np.ndarray | None, friction: bool, work: Workspace | None) -> np.ndarray:
-    """A kernel of (q, q̇, q̈ or Q, body wrenches) returning n values: RNEA or ABA."""
-    if work is None:
-        work = workspace(model)
-    out = np.empty(model.dof)
-    kernel(model.ints, model.geo, model.gravity, *_state(model, q, qd, third, name),
-           work.no_wrench if wrench is None else _wrenches(model, wrench), friction, work.rows, out)
-    return out
+def _arguments(model: SpatialModel, q: np.ndarray, qd: np.ndarray, third: np.ndarray, name: str,
+               wrench: np.ndarray | None, work: Workspace | None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(workspace rows, q, q̇, third, body wrenches) for a kernel: as given when they already are
+    float arrays of n entries, no wrench and a workspace of ``model`` (one test, as this is much of
+    a call's cost at a few joints), else checked and converted."""
+    if (work is not None and work.model is model and wrench is None
+            and q.__class__ is qd.__class__ is third.__class__ is _ARRAY and q.dtype is qd.dtype is third.dtype is _FLOAT
+            and q.shape == qd.shape == third.shape == model.shape):
+        return work.rows, q, qd, third, work.no_wrench
+    work = _workspace(model, work)
+    if wrench is None:
+        load = work.no_wrench
+    else:
+        load = np.ascontiguousarray(wrench, dtype=float)
+        if load.shape != (model.dof, 6):
+            raise MbstateError(f"wrench: expected shape ({model.dof}, 6), got {load.shape}")
+    return work.rows, _vector(model, "q", q), _vector(model, "qd", qd), _vector(model, name, third), load
 
 
 def inverse_dynamics(model: SpatialModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
                      wrench: np.ndarray | None = None, friction: bool = True,
                      work: Workspace | None = None) -> np.ndarray:
     """Q = M q̈ + h(q, q̇) − Σ Jᵀ W (+ damping and Coulomb friction): the joint forces [N·m or N]."""
-    return _recursion(rnea_kernel, model, q, qd, qdd, "qdd", wrench, friction, work)
+    rows, q, qd, qdd, load = _arguments(model, q, qd, qdd, "qdd", wrench, work)
+    out = np.empty(model.dof)
+    rnea_kernel(rows, q, qd, qdd, load, friction, out)
+    return out
 
 
 def joint_wrenches(model: SpatialModel, work: Workspace) -> np.ndarray:
     """(n, 6) the wrench transmitted through each joint onto its body, in the body frame (eq. 67a),
     as left by the last inverse_dynamics or rnea_derivatives call on ``work``."""
-    return work.rows[:, W_F:W_F + 6].copy()
+    return _workspace(model, work).rows[:, W_F:W_F + 6].copy()
 
 
 def mass_matrix(model: SpatialModel, q: np.ndarray, work: Workspace | None = None) -> np.ndarray:
     """M(q) (n, n), symmetric positive definite [kg·m² or kg]."""
-    if work is None:
-        work = workspace(model)
     out = np.empty((model.dof, model.dof))
-    crba_kernel(model.ints, model.geo, _vector(model, "q", q), work.rows, out)
+    crba_kernel(_workspace(model, work).rows, _vector(model, "q", q), out)
     return out
 
 
@@ -125,30 +132,21 @@ def forward_dynamics(model: SpatialModel, q: np.ndarray, qd: np.ndarray, tau: np
                      wrench: np.ndarray | None = None, friction: bool = True,
                      work: Workspace | None = None) -> np.ndarray:
     """q̈ with M q̈ + h = Q − friction + Σ Jᵀ W, by ABA."""
-    return _recursion(aba_kernel, model, q, qd, tau, "tau", wrench, friction, work)
+    rows, q, qd, tau, load = _arguments(model, q, qd, tau, "tau", wrench, work)
+    out = np.empty(model.dof)
+    aba_kernel(rows, q, qd, tau, load, friction, out)
+    return out
 
 
 def rnea_derivatives(model: SpatialModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
                      wrench: np.ndarray | None = None, friction: bool = True,
                      work: Workspace | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(∂Q/∂q, ∂Q/∂q̇, ∂Q/∂q̈ = M) of inverse_dynamics, analytic (derivatives.py)."""
-    if work is None:
-        work = workspace(model)
-    out = np.empty((3, model.dof, model.dof))  # one allocation for the three
-    rnea_derivatives_mass_kernel(model.ints, model.geo, model.gravity, *_state(model, q, qd, qdd, "qdd"),
-                                 work.no_wrench if wrench is None else _wrenches(model, wrench), friction,
-                                 work.rows, work.world, work.tau, out)
+    """(∂Q/∂q, ∂Q/∂q̇, ∂Q/∂q̈ = M) of inverse_dynamics, analytic (derivatives.py), from one compiled
+    call into one (3, n, n) block."""
+    rows, q, qd, qdd, load = _arguments(model, q, qd, qdd, "qdd", wrench, work)
+    out = np.empty((3, model.dof, model.dof))
+    rnea_derivatives_kernel(rows, q, qd, qdd, load, friction, out)
     return out[0], out[1], out[2]
-
-
-def _tangents(model: SpatialModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, wrench: np.ndarray | None,
-              friction: bool, work: Workspace) -> tuple[np.ndarray, np.ndarray]:
-    n = model.dof
-    dq, dqd = np.empty((n, n)), np.empty((n, n))
-    rnea_derivatives_kernel(model.ints, model.geo, model.gravity, *_state(model, q, qd, qdd, "qdd"),
-                            work.no_wrench if wrench is None else _wrenches(model, wrench), friction,
-                            work.rows, work.world, work.tau, dq, dqd)
-    return dq, dqd
 
 
 def coriolis_matrix(model: SpatialModel, q: np.ndarray, qd: np.ndarray, work: Workspace | None = None) -> np.ndarray:
@@ -159,4 +157,4 @@ def coriolis_matrix(model: SpatialModel, q: np.ndarray, qd: np.ndarray, work: Wo
     C q̇ = h_v and Ṁ − 2C is skew-symmetric (the property the momentum observer needs); the
     extracted Christoffel formula (86) of Müller is not used (the notes found it misprinted).
     """
-    return 0.5 * _tangents(model, q, qd, np.zeros(model.dof), None, False, workspace(model) if work is None else work)[1]
+    return 0.5 * rnea_derivatives(model, q, qd, np.zeros(model.dof), friction=False, work=work)[1]

@@ -42,9 +42,10 @@ class SpatialModel:
     placement (n, 12) Bᵢ as the rows of R then p; axis (n, 3) unit axis in body i's frame;
     screw (n, 6) ⁱXᵢ = (a; 0) or (0; a); inertia (n, 6, 6) Mᵇ about the body origin (eq. 40);
     mass (n,) [kg]; lower, upper [rad or m], effort [N·m or N], velocity, damping [N·m·s/rad or
-    N·s/m], friction (Coulomb) [N·m or N] per joint; gravity (3,) [m/s²]; actuated (n_act,) the joint
-    index of each actuator; ints and geo: the same packed for the kernels (ops.pack); dof = n and
-    shape = (n,).
+    N·s/m], friction (Coulomb) [N·m or N], armature (the sidecar's reflected rotor inertia, added to
+    M_ii) [kg·m² or kg] per joint; gravity (3,) [m/s²]; actuated (n_act,) the joint index of each
+    actuator; packed (n, ops.G_WIDTH): the same as the kernels read it (ops.pack; a workspace copies
+    it, estimator.spatial.dynamics.workspace); dof = n and shape = (n,).
     """
     name: str
     base: str
@@ -64,13 +65,13 @@ class SpatialModel:
     velocity: np.ndarray
     damping: np.ndarray
     friction: np.ndarray
+    armature: np.ndarray
     gravity: np.ndarray
     actuator_names: tuple[str, ...]
     actuated: np.ndarray
     frames: tuple[Frame, ...]
     screw: np.ndarray = field(init=False)
-    ints: np.ndarray = field(init=False)
-    geo: np.ndarray = field(init=False)
+    packed: np.ndarray = field(init=False)
     dof: int = field(init=False)
     shape: tuple[int] = field(init=False)
 
@@ -79,14 +80,23 @@ class SpatialModel:
         for i, (kind, axis) in enumerate(zip(self.kind, self.axis)):
             screw[i, 3 * int(kind):3 * int(kind) + 3] = axis
         object.__setattr__(self, "screw", screw)
-        ints, geo = pack(self.parent, self.kind, self.placement, self.axis, self.damping, self.friction, self.inertia)
-        object.__setattr__(self, "ints", ints)
-        object.__setattr__(self, "geo", geo)
+        object.__setattr__(self, "packed", pack(self.parent, self.kind, self.placement, self.axis, self.damping,
+                                                self.friction, self.armature, self.inertia, self.gravity))
         object.__setattr__(self, "dof", len(self.parent))
         object.__setattr__(self, "shape", (len(self.parent),))
         for value in vars(self).values():
             if isinstance(value, np.ndarray):
                 value.flags.writeable = False
+
+    @property
+    def n(self) -> int:
+        """The number of coordinates, as the planar model names it (estimator.model_protocol)."""
+        return self.dof
+
+    @property
+    def coordinate_names(self) -> tuple[str, ...]:
+        """The coordinates' names, the movable joints' (estimator.model_protocol)."""
+        return self.joint_names
 
     @property
     def total_mass(self) -> float:
@@ -158,6 +168,7 @@ def build_model(robot: UrdfRobot, extra: Sidecar) -> SpatialModel:
     frames = [Frame(link, body, pose[0], pose[1]) for link, (body, pose) in attached.items()]
     frames += [_frame(spec, attached) for spec in extra.frames]
     names = [joint.name for joint in joints]
+    armature = dict(extra.armature)
     return SpatialModel(
         name=robot.name, base=robot.root, joint_names=tuple(names),
         joint_types=tuple(joint.type for joint in joints),
@@ -170,6 +181,7 @@ def build_model(robot: UrdfRobot, extra: Sidecar) -> SpatialModel:
         lower=np.array([joint.lower for joint in joints]), upper=np.array([joint.upper for joint in joints]),
         effort=np.array([joint.effort for joint in joints]), velocity=np.array([joint.velocity for joint in joints]),
         damping=np.array([joint.damping for joint in joints]), friction=np.array([joint.friction for joint in joints]),
+        armature=np.array([armature.get(name, 0.0) for name in names]),
         gravity=np.array(extra.gravity, dtype=float), actuator_names=tuple(name for name, _ in extra.actuators),
         actuated=np.array([names.index(joint) for _, joint in extra.actuators], dtype=np.int64),
         frames=tuple(frames))

@@ -1,9 +1,19 @@
 """Numba kernels' small operations on packed rows: joint transforms, Ad, ad and inertia products.
 
-A body row of the packed model (``pack``) holds Bᵢ (R row-major, p), the unit axis, the damping and
-Coulomb friction, and the 6×6 inertia Mᵇ row-major; a workspace row holds the relative
-configuration C_{λ(i),i}(qᵢ) and the recursions' twists, accelerations and wrenches. Every function
-writes into arrays it is given: nothing allocates.
+A body row of the packed model (``pack``) holds Bᵢ (R row-major, p), the unit axis, the joint's
+damping, Coulomb friction and armature, the 6×6 inertia Mᵇ row-major, the parent's index and the
+joint's kind, and gravity; a workspace row (estimator.spatial.dynamics.Workspace) is that model row
+followed by the relative configuration C_{λ(i),i}(qᵢ) and the recursions' twists, accelerations and
+wrenches (W_*; the derivatives' world-frame terms follow, derivatives.D_*), so that a kernel takes
+one array for the model and its work. Every function writes into arrays it is given: nothing
+allocates.
+
+The kernels built on these (rnea, aba, crba, derivatives) are compiled with numba's underscored
+option ``_nrt=False``, without its runtime: they allocate nothing, so they need no reference counts,
+and a slice such as ``row[W_V:W_V + 6]`` is then a plain view, where numba would otherwise count a
+reference to the array at every slice (an atomic increment and decrement that its pruning pass
+leaves in these branching loops: about half a kernel's time; docs/spatial.md, "Speed"). An
+allocation inside such a kernel fails to compile.
 """
 
 from __future__ import annotations
@@ -13,26 +23,31 @@ import math
 import numpy as np
 from numba import njit
 
-# packed model row; G_RIGID: the rigid body's 10 parameters (m, h = m d, Θ about the origin: xx yy zz xy xz yz)
-G_ROT, G_POS, G_AXIS, G_DAMP, G_FRIC, G_INERTIA, G_RIGID, G_WIDTH = 0, 9, 12, 15, 16, 18, 54, 64
-# workspace row: relative configuration, twist, acceleration, wrench, ABA's terms, scratch
-W_REL, W_V, W_A, W_F, W_IA, W_PA, W_U, W_D, W_UU, W_C, W_T1, W_T2, W_M6, W_WIDTH = \
-    0, 12, 18, 24, 30, 66, 72, 78, 79, 80, 86, 92, 98, 152
+# packed model row; G_RIGID: the rigid body's 10 parameters (m, h = m d, Θ about the origin: xx yy zz xy xz yz);
+# G_PARENT: λ(i) (−1: the base) and G_KIND: REVOLUTE 0 or PRISMATIC 1, as floats (exact); G_GRAVITY: g [m/s²]
+G_ROT, G_POS, G_AXIS, G_DAMP, G_FRIC, G_ARM, G_INERTIA, G_RIGID, G_PARENT, G_KIND, G_GRAVITY, G_WIDTH = \
+    0, 9, 12, 15, 16, 17, 18, 54, 64, 65, 66, 69
+# workspace row after the model's: relative configuration, twist, acceleration, wrench, ABA's terms, scratch,
+# the joint force Q; W_WIDTH: where the row's next part begins
+W_REL, W_V, W_A, W_F, W_IA, W_PA, W_U, W_D, W_UU, W_C, W_T1, W_T2, W_M6, W_Q, W_WIDTH = \
+    (G_WIDTH + offset for offset in (0, 12, 18, 24, 30, 66, 72, 78, 79, 80, 86, 92, 98, 152, 153))
 
 
-def pack(parent: np.ndarray, kind: np.ndarray, placement: np.ndarray, axis: np.ndarray,
-         damping: np.ndarray, friction: np.ndarray, inertia: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(ints (n, 2): parent and kind; geo (n, G_WIDTH)): the model as the kernels read it."""
+def pack(parent: np.ndarray, kind: np.ndarray, placement: np.ndarray, axis: np.ndarray, damping: np.ndarray,
+         friction: np.ndarray, armature: np.ndarray, inertia: np.ndarray, gravity: np.ndarray) -> np.ndarray:
+    """(n, G_WIDTH): the model as the kernels read it, one row per body."""
     n = len(parent)
     geo = np.zeros((n, G_WIDTH))
+    geo[:, G_PARENT], geo[:, G_KIND] = parent, kind
+    geo[:, G_GRAVITY:G_GRAVITY + 3] = gravity
     geo[:, G_ROT:G_AXIS] = placement
     geo[:, G_AXIS:G_DAMP] = axis
-    geo[:, G_DAMP], geo[:, G_FRIC] = damping, friction
+    geo[:, G_DAMP], geo[:, G_FRIC], geo[:, G_ARM] = damping, friction, armature
     geo[:, G_INERTIA:G_RIGID] = inertia.reshape(n, 36)
     geo[:, G_RIGID] = inertia[:, 3, 3]
     geo[:, G_RIGID + 1:G_RIGID + 4] = np.stack((inertia[:, 2, 4], inertia[:, 0, 5], inertia[:, 1, 3]), axis=1)
-    geo[:, G_RIGID + 4:G_WIDTH] = inertia[:, [0, 1, 2, 0, 0, 1], [0, 1, 2, 1, 2, 2]]
-    return np.stack((parent, kind), axis=1).astype(np.int64), geo
+    geo[:, G_RIGID + 4:G_PARENT] = inertia[:, [0, 1, 2, 0, 0, 1], [0, 1, 2, 1, 2, 2]]
+    return geo
 
 
 @njit(cache=True, inline="always")
@@ -82,6 +97,19 @@ def add_to_parent(rel: np.ndarray, w: np.ndarray, out: np.ndarray) -> None:
     out[3] += f0
     out[4] += f1
     out[5] += f2
+    out[0] += rel[10] * f2 - rel[11] * f1
+    out[1] += rel[11] * f0 - rel[9] * f2
+    out[2] += rel[9] * f1 - rel[10] * f0
+
+
+@njit(cache=True, inline="always")
+def wrench_to_parent(rel: np.ndarray, w: np.ndarray, out: np.ndarray) -> None:
+    """out = Adᵀ_{C⁻¹} W (add_to_parent into zeros); out and w must not overlap."""
+    f0, f1, f2 = (rel[0] * w[3] + rel[1] * w[4] + rel[2] * w[5], rel[3] * w[3] + rel[4] * w[4] + rel[5] * w[5],
+                  rel[6] * w[3] + rel[7] * w[4] + rel[8] * w[5])
+    for r in range(3):
+        out[r] = rel[3 * r] * w[0] + rel[3 * r + 1] * w[1] + rel[3 * r + 2] * w[2]
+    out[3], out[4], out[5] = f0, f1, f2
     out[0] += rel[10] * f2 - rel[11] * f1
     out[1] += rel[11] * f0 - rel[9] * f2
     out[2] += rel[9] * f1 - rel[10] * f0

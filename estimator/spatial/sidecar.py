@@ -6,6 +6,8 @@ Keys (all optional):
   named after it;
 - ``frames: [{name: NAME, link: LINK, xyz: [x, y, z], rpy: [r, p, y]}, …]``: named frames for
   sensors and loads, posed in a link's frame (xyz [m], rpy [rad], default 0);
+- ``armature: {JOINT: VALUE, …}``: the rotor inertia reflected through the gearing, Jm G² [kg·m² or
+  kg], added to the joint's diagonal of M (URDF has no element for it), default 0;
 - ``name``, ``description``: free text.
 """
 
@@ -31,14 +33,16 @@ class FrameSpec:
 
 @dataclass(frozen=True)
 class Sidecar:
-    """Gravity, the actuators as (name, joint) pairs, and the extra named frames."""
+    """Gravity, the actuators as (name, joint) pairs, the extra named frames and the armature as
+    (joint, value) pairs (joints not named: 0)."""
     gravity: tuple[float, ...]
     actuators: tuple[tuple[str, str], ...]
     frames: tuple[FrameSpec, ...]
+    armature: tuple[tuple[str, float], ...] = ()
 
     @staticmethod
     def default(robot: UrdfRobot) -> Sidecar:
-        """Gravity along −z, every movable joint driven, no extra frames."""
+        """Gravity along −z, every movable joint driven, no extra frames, no armature."""
         return Sidecar(GRAVITY, tuple((joint.name, joint.name) for joint in _movable(robot)), ())
 
 
@@ -65,8 +69,9 @@ def read_sidecar(path: str | Path, robot: UrdfRobot) -> Sidecar:
         if frame.name in taken:
             raise top.error("frames", f"frame name {frame.name!r} is already a link or frame name")
         taken.add(frame.name)
+    armature = _armature(top.section("armature", {}), movable)
     top.finish()
-    return Sidecar(gravity, actuators, frames)
+    return Sidecar(gravity, actuators, frames, armature)
 
 
 def _list(top: Section, key: str) -> list:
@@ -86,6 +91,16 @@ def _actuator(top: Section, k: int, entry: object, movable: set[str]) -> tuple[s
     return name, joint
 
 
+def _armature(section: Section, movable: set[str]) -> tuple[tuple[str, float], ...]:
+    """(joint, Jm G²) pairs, each joint a movable joint of the URDF, each value not negative."""
+    for joint in section.data:
+        if joint not in movable:
+            raise section.error(str(joint), f"{joint!r} is not a movable joint of the URDF")
+    out = tuple((joint, section.number(joint, minimum=0.0)) for joint in section.data)
+    section.finish()
+    return out
+
+
 def _frame_spec(top: Section, k: int, entry: object, links: set[str]) -> FrameSpec:
     item = Section(top.source, f"sidecar.frames[{k}]", entry)
     name, link = item.text("name"), item.text("link")
@@ -94,5 +109,3 @@ def _frame_spec(top: Section, k: int, entry: object, links: set[str]) -> FrameSp
     spec = FrameSpec(name, link, item.numbers("xyz", 3, (0.0, 0.0, 0.0)), item.numbers("rpy", 3, (0.0, 0.0, 0.0)))
     item.finish()
     return spec
-
-

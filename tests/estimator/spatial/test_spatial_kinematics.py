@@ -12,7 +12,8 @@ import pytest
 from estimator.spatial import kinematics as kin
 from estimator.spatial import lie
 from estimator.spatial.model import load_spatial
-from estimator.spatial.ops import W_A, W_REL, W_V, W_WIDTH
+from estimator.spatial.dynamics import workspace
+from estimator.spatial.ops import G_GRAVITY, W_A, W_REL, W_V
 from estimator.spatial.rnea import forward_pass
 
 URDF = Path(__file__).resolve().parents[3] / "configs" / "mechanisms" / "urdf"
@@ -71,11 +72,13 @@ def test_accelerations_are_time_derivatives(robot: str) -> None:
 @pytest.mark.parametrize("robot", ROBOTS)
 def test_numba_forward_pass_equals_numpy_recursion(robot: str) -> None:
     """The kernels' joint transforms (Rodrigues, rows of R) and twists (66b, 66c) against the numpy
-    product of exponentials; the kernel's base acceleration carries −g."""
+    product of exponentials; the kernel's base acceleration carries −g (read from the workspace's
+    model rows: zeroed here, as the numpy recursion has no gravity)."""
     model = load_spatial(URDF / f"{robot}.urdf")
     q, qd, qdd = state(model.dof, 3)
-    ws = np.zeros((model.dof, W_WIDTH))
-    forward_pass(model.ints, model.geo, np.zeros(3), q, qd, qdd, ws)
+    ws = workspace(model).rows
+    ws[:, G_GRAVITY:G_GRAVITY + 3] = 0.0
+    forward_pass(ws, q, qd, qdd)
     body = kin.body_kinematics(model, q, qd, qdd)
     for i in range(model.dof):
         rot, pos = kin.relative(model, i, q[i])

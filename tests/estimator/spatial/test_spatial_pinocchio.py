@@ -4,7 +4,9 @@ files: 100 seeded random states per robot, quantity by quantity within
 measured differences are ~1e-14).
 
 Pinocchio orders twists and wrenches (linear; angular), ours (angular; linear); a continuous joint
-has q = (cos θ, sin θ) there. Its RNEA has no joint friction: ours is called with friction off.
+has q = (cos θ, sin θ) there. Its RNEA has no joint friction: ours is called with friction off. The
+sidecar's armature (PUMA 560) is set in Pinocchio's ``model.armature``, which its RNEA, CRBA, ABA and
+RNEA derivatives include as ours do, and its joint wrenches ``data.f`` leave out as ours do.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from estimator.spatial.model import SpatialModel, load_spatial
 pin = pytest.importorskip("pinocchio")
 
 URDF = Path(__file__).resolve().parents[3] / "configs" / "mechanisms" / "urdf"
-ROBOTS = ("ur5", "panda", "test_tree")
+ROBOTS = ("ur5", "panda", "test_tree", "puma560", "kinova")
 STATES = 100
 
 
@@ -42,10 +44,11 @@ class Pair:
         path = str(URDF / f"{name}.urdf")
         self.model: SpatialModel = load_spatial(path)
         self.pm = pin.buildModelFromUrdf(path)
-        self.pd = self.pm.createData()
         joints = [self.pm.joints[self.pm.getJointId(joint)] for joint in self.model.joint_names]
         self.iq = [(j.idx_q, j.nq) for j in joints]
         self.iv = np.array([j.idx_v for j in joints])
+        self.pm.armature = self.v(self.model.armature)
+        self.pd = self.pm.createData()
         self.jid = [self.pm.getJointId(joint) for joint in self.model.joint_names]
         assert self.pm.nv == self.model.dof
 

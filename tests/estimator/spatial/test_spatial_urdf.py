@@ -42,6 +42,16 @@ def test_arms_load_with_their_joints_and_masses() -> None:
     assert panda.frame("panda_hand_tcp").body == 6
 
 
+def test_puma_takes_its_armature_from_the_sidecar_and_kinova_keeps_continuous_joints() -> None:
+    puma = load_spatial(URDF / "puma560.urdf")  # puma560.yaml beside it: Jm G² per joint
+    np.testing.assert_array_equal(puma.armature, [0.78403, 2.32481, 0.576873, 0.190791, 0.170706, 0.194065])
+    assert puma.total_mass == pytest.approx(0.01 + 17.4 + 4.8 + 0.82 + 0.34 + 0.09, rel=1e-15)
+    kinova = load_spatial(URDF / "kinova.urdf")
+    assert kinova.joint_types == ("continuous", "revolute", "revolute", "continuous", "revolute", "continuous")
+    assert kinova.lower[0] == -np.inf and kinova.upper[3] == np.inf and not kinova.armature.any()
+    assert kinova.mass[5] == pytest.approx(0.99 + 4 * 0.01, rel=1e-15)  # the fixed fingers ride on link 6
+
+
 def test_tree_robot_keeps_kinds_limits_and_friction() -> None:
     model = load_spatial(URDF / "test_tree.urdf")
     kinds = dict(zip(model.joint_names, model.kind))
@@ -124,6 +134,23 @@ def test_not_xml_and_bad_sidecar_key(tmp_path: Path) -> None:
     (tmp_path / "robot.yaml").write_text("gravty: [0, 0, 1]\n")
     with pytest.raises(MbstateError, match="unknown key gravty"):
         load_spatial(urdf)
+
+
+@pytest.mark.parametrize("armature, problem", [
+    ("{j9: 0.1}", "sidecar.armature.j9: 'j9' is not a movable joint of the URDF"),
+    ("{f: 0.1}", "sidecar.armature.f: 'f' is not a movable joint of the URDF"),  # a fixed joint has none
+    ("{j1: -0.1}", "sidecar.armature.j1: must be at least 0"),
+    ("{j1: heavy}", "sidecar.armature.j1: must be a finite number"),
+    ("[0.1, 0.2]", "sidecar.armature: expected a map"),
+])
+def test_bad_armature_is_one_line_naming_the_key(tmp_path: Path, armature: str, problem: str) -> None:
+    urdf = write(tmp_path, chain(JOINT.format("j1", "revolute", "a", "b", ""),
+                                 JOINT.format("f", "fixed", "b", "c", "")))
+    (tmp_path / "robot.yaml").write_text(f"armature: {armature}\n")
+    with pytest.raises(MbstateError) as caught:
+        load_spatial(urdf)
+    message = str(caught.value)
+    assert problem in message and "\n" not in message
 
 
 def test_centres_of_mass_from_the_inertia() -> None:
