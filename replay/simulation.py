@@ -8,6 +8,11 @@ Two kinds of motion, sampled at a fixed step ``dt`` from t = 0 (sensors.virtual.
   by quintic Hermite interpolation (position, velocity and acceleration continuous and consistent),
   and the drive forces are the actuators' truth.
 
+A URDF open chain (estimator.spatial.model.SpatialModel) takes both motions too: forward dynamics
+by classical Runge-Kutta 4 on ABA (estimator.spatial.simulate; damping and friction act), inverse
+dynamics by RNEA along a trajectory of every joint (damping and friction included); its truth has
+no multipliers (λ of size 0, a tree has no constraints).
+
 The sensors sample the truth (sensors.virtual); a step that divides every sensor period
 (``sensor_step``) makes each sample exact. Forward dynamics integrates at a step of at most
 ``TRUTH_STEP`` whatever the sample step. A long run is simulated and sampled in chunks of
@@ -23,7 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -33,6 +38,10 @@ from estimator.dynamics.forward import ForwardOptions, simulate
 from estimator.dynamics.inverse import inverse_dynamics
 from estimator.errors import MbstateError
 from estimator.model import Mechanism
+from estimator.spatial.model import SpatialModel, joint_order
+from estimator.spatial.simulate import inverse_trajectory
+from estimator.spatial.simulate import simulate as simulate_spatial
+from estimator.timeseries import Trajectory
 from sensors.base import Sensor
 from sensors.config import SensorSet
 from sensors.messages import Reading
@@ -42,14 +51,25 @@ CHUNK_S = 60.0  # [s] of simulated time per chunk of a long run (a shorter run i
 TRUTH_STEP = 2.5e-4  # [s] longest integration step of forward dynamics; samples every dt
 
 
-def with_actuator_forces(mech: Mechanism, forces: Mapping[str, float]) -> Mechanism:
-    """The mechanism with constant forces added on its actuators' coordinates (by actuator name)."""
-    names = {a.name: a.coordinate for a in mech.actuators}
-    q_force = mech.arrays.q_force.copy()
-    for name, value in forces.items():
+Model = Mechanism | SpatialModel
+Chunk = Callable[[np.ndarray, np.ndarray, float, int, int], Truth]
+
+
+def actuator_values(names: Sequence[str], forces: Mapping[str, float]) -> np.ndarray:
+    """The actuators' forces in the order of ``names`` from {name: value}, zero where not given;
+    MbstateError for an unknown name."""
+    for name in forces:
         if name not in names:
             raise MbstateError(f"--forces: unknown actuator '{name}' (known: {', '.join(names) or 'none'})")
-        q_force[names[name]] += value
+    return np.array([float(forces.get(name, 0.0)) for name in names])
+
+
+def with_actuator_forces(mech: Mechanism, forces: Mapping[str, float]) -> Mechanism:
+    """The mechanism with constant forces added on its actuators' coordinates (by actuator name)."""
+    values = actuator_values([a.name for a in mech.actuators], forces)
+    q_force = mech.arrays.q_force.copy()
+    for actuator, value in zip(mech.actuators, values):
+        q_force[actuator.coordinate] += value
     q_force.setflags(write=False)
     return dataclasses.replace(mech, arrays=mech.arrays._replace(q_force=q_force))
 
@@ -59,7 +79,7 @@ def sensor_step(sensors: SensorSet) -> float:
     return 1.0 / max(s.params.rate for s in sensors.sensors)
 
 
-def forward_truths(mech: Mechanism, q0: np.ndarray, qd0: np.ndarray, dt: float, t_end: float,
+def forward_truths(mech: Model, q0: np.ndarray, qd0: np.ndarray, dt: float, t_end: float,
                    forces: Mapping[str, float] | None = None, method: str = "ali3",
                    chunk_s: float = CHUNK_S) -> Iterator[Truth]:
     """Forward dynamics from (q0, q̇0) for ``t_end`` [s] sampled at step ``dt`` under constant actuator
@@ -67,42 +87,79 @@ def forward_truths(mech: Mechanism, q0: np.ndarray, qd0: np.ndarray, dt: float, 
     simulated time: each chunk starts from the previous one's last state (and repeats that sample).
     The integration step is dt split into the fewest equal substeps no longer than ``TRUTH_STEP``, so
     that the method's own discretization error (second order for ALi3) stays far below any sensor's
-    noise however slow the sensors are: the truth is the mechanism's motion, not the integrator's."""
+    noise however slow the sensors are: the truth is the mechanism's motion, not the integrator's.
+    A spatial model integrates by RK4 on ABA (``method`` is not read)."""
     forces = dict(forces or {})
     steps, per = max(1, int(round(t_end / dt))), max(1, int(round(min(chunk_s, t_end) / dt)))
     substeps = max(1, math.ceil(dt / TRUTH_STEP - 1e-9))
-    loaded = with_actuator_forces(mech, forces)
+    chunk = _spatial_forward(mech, forces) if isinstance(mech, SpatialModel) else _planar_forward(mech, forces, method)
     done = 0
     while done < steps:
         count = min(per, steps - done)
-        trajectory = simulate(loaded, q0, qd0, dt, count, ForwardOptions(method=method), substeps)
-        truth = Truth.from_trajectory(mech, trajectory, {name: float(v) for name, v in forces.items()})
+        truth = chunk(q0, qd0, dt, count, substeps)
         yield dataclasses.replace(truth, t=truth.t + done * dt) if done else truth
         q0, qd0, done = truth.q[-1], truth.qd[-1], done + count
 
 
-def forward_truth(mech: Mechanism, q0: np.ndarray, qd0: np.ndarray, dt: float, t_end: float,
+def _planar_forward(mech: Mechanism, forces: Mapping[str, float], method: str) -> Chunk:
+    loaded = with_actuator_forces(mech, forces)
+
+    def chunk(q0: np.ndarray, qd0: np.ndarray, dt: float, count: int, substeps: int) -> Truth:
+        trajectory = simulate(loaded, q0, qd0, dt, count, ForwardOptions(method=method), substeps)
+        return Truth.from_trajectory(mech, trajectory, {name: float(v) for name, v in forces.items()})
+
+    return chunk
+
+
+def _spatial_forward(model: SpatialModel, forces: Mapping[str, float]) -> Chunk:
+    values = actuator_values(model.actuator_names, forces)
+    tau = model.actuation() @ values
+
+    def chunk(q0: np.ndarray, qd0: np.ndarray, dt: float, count: int, substeps: int) -> Truth:
+        fine = simulate_spatial(model, q0, qd0, dt / substeps, count * substeps, lambda t: tau)
+        every = slice(None, None, substeps)
+        return Truth(t=dt * np.arange(count + 1), q=fine.q[every], qd=fine.qd[every], qdd=fine.qdd[every],
+                     lam=np.zeros((count + 1, 0)), f=np.tile(values, (count + 1, 1)))
+
+    return chunk
+
+
+def forward_truth(mech: Model, q0: np.ndarray, qd0: np.ndarray, dt: float, t_end: float,
                   forces: Mapping[str, float] | None = None, method: str = "ali3") -> Truth:
     """:func:`forward_truths` in one chunk."""
     return next(forward_truths(mech, q0, qd0, dt, t_end, forces, method, math.inf))
 
 
-def inverse_truths(mech: Mechanism, drives: Sequence[str], samples: DriveTrajectory, dt: float,
+def inverse_truths(mech: Model, drives: Sequence[str], samples: DriveTrajectory, dt: float,
                    t_end: float, chunk_s: float = CHUNK_S) -> Iterator[Truth]:
     """Inverse dynamics along ``samples`` of the ``drives`` coordinates, from the first sample for
     ``t_end`` [s] (or to the last sample, whichever is first) at step ``dt``, in chunks of
-    ``chunk_s`` (each repeating the previous one's last sample; every instant is solved alone)."""
+    ``chunk_s`` (each repeating the previous one's last sample; every instant is solved alone). A
+    spatial model's drives are all of its joints (estimator.spatial.model.joint_order)."""
     end = min(samples.t[0] + t_end, samples.t[-1])
     times = samples.t[0] + dt * np.arange(int(np.floor((end - samples.t[0]) / dt + 1e-9)) + 1)
     derivatives = samples.derivatives()
     per = max(1, int(round(min(chunk_s, t_end) / dt)))
+    if isinstance(mech, SpatialModel):
+        order = joint_order(mech, list(drives), "--drive")
+        derivatives = tuple(values[:, order] for values in derivatives)
     for start in range(0, max(len(times) - 1, 1), per):
         chunk = times[start:start + per + 1]
         pos, vel, acc = hermite_resample(samples.t, *derivatives, chunk)
-        yield Truth.from_trajectory(mech, inverse_dynamics(mech, drives, chunk, pos, vel, acc).trajectory)
+        if isinstance(mech, SpatialModel):
+            yield _spatial_truth(mech, inverse_trajectory(mech, chunk, pos, vel, acc))
+        else:
+            yield Truth.from_trajectory(mech, inverse_dynamics(mech, drives, chunk, pos, vel, acc).trajectory)
 
 
-def inverse_truth(mech: Mechanism, drives: Sequence[str], samples: DriveTrajectory, dt: float,
+def _spatial_truth(model: SpatialModel, trajectory: Trajectory) -> Truth:
+    """The truth of a spatial inverse-dynamics trajectory: the actuators' forces are their joints'."""
+    tau = np.column_stack([trajectory.forces[name] for name in model.joint_names])
+    return Truth(t=trajectory.t, q=trajectory.q, qd=trajectory.qd, qdd=trajectory.qdd,
+                 lam=np.zeros((len(trajectory.t), 0)), f=tau[:, model.actuated])
+
+
+def inverse_truth(mech: Model, drives: Sequence[str], samples: DriveTrajectory, dt: float,
                   t_end: float) -> Truth:
     """:func:`inverse_truths` in one chunk."""
     return next(inverse_truths(mech, drives, samples, dt, t_end, math.inf))

@@ -14,11 +14,13 @@ from typing import Any
 from estimator.errors import MbstateError, shown
 from estimator.model import Mechanism
 from estimator.section import Section
+from estimator.spatial.model import SpatialModel
 from estimator.yaml_file import read_yaml
 from sensors.accelerometer import Accelerometer
 from sensors.base import Sensor
 from sensors.encoder import Encoder
 from sensors.gyroscope import Gyroscope
+from sensors.joint_encoder import JointEncoder
 from sensors.load_cell import LoadCell
 
 KINDS: dict[str, type] = {"gyroscope": Gyroscope, "accelerometer": Accelerometer, "encoder": Encoder,
@@ -45,8 +47,10 @@ class SensorSet:
         return {s.params.name: s.dimension for s in self.sensors}
 
 
-def build_sensors(document: Any, mech: Mechanism, source: str) -> SensorSet:
-    """Sensors from a parsed configuration; MbstateError naming the key for any problem."""
+def build_sensors(document: Any, mech: Mechanism | SpatialModel, source: str) -> SensorSet:
+    """Sensors from a parsed configuration; MbstateError naming the key for any problem. A spatial
+    model (a URDF) takes encoders on its joints only (sensors.joint_encoder): its gyroscopes,
+    accelerometers and load cells, in 3D, come with the spatial estimator."""
     top = Section(source, "(top)", document)
     entries = top.raw("sensors")
     if not isinstance(entries, dict) or not entries:
@@ -61,12 +65,18 @@ def build_sensors(document: Any, mech: Mechanism, source: str) -> SensorSet:
             raise MbstateError(f"{source}: sensors: a sensor id must be non-empty text, got {shown(name)}")
         section = Section(source, f"sensors.{name}", data)
         kind = section.choice("kind", tuple(KINDS))
-        sensor = KINDS[kind].from_config(section, name, mech)
+        if isinstance(mech, SpatialModel):
+            if kind != "encoder":
+                raise section.error("kind", f"{kind}: a URDF takes encoders on its joints only for now; 3D "
+                                            "sensors come with the spatial estimator")
+            sensor = JointEncoder.from_config(section, name, mech)
+        else:
+            sensor = KINDS[kind].from_config(section, name, mech)
         section.finish()
         sensors.append(sensor)
     return SensorSet(source=source, sensors=tuple(sensors), document=document)
 
 
-def load_sensors(path: str | Path, mech: Mechanism) -> SensorSet:
+def load_sensors(path: str | Path, mech: Mechanism | SpatialModel) -> SensorSet:
     """Read and validate a sensor file for ``mech``."""
     return build_sensors(read_yaml(path), mech, str(path))

@@ -78,10 +78,7 @@ class Encoder(SensorModel):
     @classmethod
     def from_config(cls, section: Section, name: str, mech: Mechanism) -> Encoder:
         linear = section.has("point")
-        noise = section.data.get("noise")
-        if isinstance(noise, dict) and "quantum" in noise:
-            raise section.error("noise.quantum", "an encoder's resolution is set by counts (rotary) or "
-                                                 "resolution (linear)")
+        reject_quantum(section)
         units = "m" if linear else "rad"
         params = read_common(section, KIND, name, units, SPANS[units])
         if linear:
@@ -104,10 +101,7 @@ class Encoder(SensorModel):
                     raise section.error("bodies", f"must be [reference, body], got {shown(pair)}")
                 pick = Section(section.source, section.where, {"bodies[0]": pair[0], "bodies[1]": pair[1]})
                 reference, body = pick.body(mech, "bodies[0]"), pick.body(mech, "bodies[1]")
-            counts = section.number("counts", 0, minimum=0)
-            if counts != int(counts):
-                raise section.error("counts", f"must be a whole number, got {counts:g}")
-            spec = RotaryParams(body=body, reference=reference, counts=int(counts),
+            spec = RotaryParams(body=body, reference=reference, counts=read_counts(section),
                                 turns=section.choice("turns", TURNS, "single"), zero=section.number("zero", 0.0))
         sensor = cls(params, mech, spec)
         check_noise(section, sensor.params)
@@ -122,10 +116,31 @@ class Encoder(SensorModel):
 
     def present(self, values: np.ndarray) -> np.ndarray:
         """Single-turn: wrapped to (−π, π]; multi-turn: unwrapped along the sequence."""
-        if not self.wraps:
-            return values
-        wrapped = wrap_angle(values)
-        return wrapped if self.spec.turns == "single" else np.unwrap(wrapped, axis=0)
+        return presented_angles(values, self.spec.turns) if self.wraps else values
+
+
+def reject_quantum(section: Section) -> None:
+    """An encoder's resolution comes from its counts (an angle) or its resolution (a displacement),
+    not from noise.quantum."""
+    noise = section.data.get("noise")
+    if isinstance(noise, dict) and "quantum" in noise:
+        raise section.error("noise.quantum", "an encoder's resolution is set by counts (rotary) or "
+                                             "resolution (linear)")
+
+
+def read_counts(section: Section) -> int:
+    """``counts`` per revolution, a whole number (0, the default: continuous)."""
+    counts = section.number("counts", 0, minimum=0)
+    if counts != int(counts):
+        raise section.error("counts", f"must be a whole number, got {counts:g}")
+    return int(counts)
+
+
+def presented_angles(values: np.ndarray, turns: str) -> np.ndarray:
+    """Angles (N, 1) in time order as a ``turns`` encoder reports them: single, wrapped to (−π, π];
+    multi, unwrapped along the sequence."""
+    wrapped = wrap_angle(values)
+    return wrapped if turns == "single" else np.unwrap(wrapped, axis=0)
 
 
 @njit(cache=True)

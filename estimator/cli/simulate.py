@@ -6,6 +6,11 @@ coordinates (``--drive NAME[,NAME] --trajectory FILE``), at the simulation step 
 (replay.simulation). The sensors (sensors.config) sample the truth (sensors.virtual); truth at
 every step and every reading go to the append-only log (estimator.logfile) in time order, as they are
 simulated (a chunk of replay.simulation.CHUNK_S at a time: memory does not grow with --t-end).
+
+A URDF file (an open chain, estimator.spatial) moves by RK4 on ABA (forward, ``--forces`` on its
+actuators, ``--initial`` and ``--velocity`` naming joints, from q = 0 at rest by default) or by RNEA
+along a trajectory of every joint (``--drive`` lists them all, as ``mbstate inverse``); its sensors
+are encoders on its joints (sensors.joint_encoder), a 3D sensor kind is one error line.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import numpy as np
 from estimator.argument_types import assignments, positive_float
 from estimator.assembly import assembled, coordinate_indices
 from estimator.cli.arguments import add_curve_options, client_keys, driven, load
+from estimator.drive_trajectory import load_drive_trajectory
 from estimator.dynamics.forward import METHODS
 from estimator.errors import MbstateError
 from estimator.kinematics import solve_velocity_problem
@@ -28,6 +34,7 @@ from estimator.logfile import LogWriter
 from estimator.model import Mechanism
 from estimator.node.config import NodeParams
 from estimator.node.recorded_for import setup_header
+from estimator.spatial.model import SpatialModel, is_urdf, joint_order, joint_values, load_spatial
 from replay.publish import log_messages, publish
 from replay.simulation import forward_truths, inverse_truths, sensor_step, simulated_records
 from sensors.config import SensorSet, load_sensors
@@ -42,7 +49,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "along a driven trajectory), sample the sensors of SENSORS with their noise, bias, "
                     "quantization, saturation and jitter, and write ground truth and readings to an "
                     "append-only msgpack log.")
-    parser.add_argument("mechanism", metavar="MECH.yaml", help="mechanism file")
+    parser.add_argument("mechanism", metavar="MECH.yaml",
+                        help="mechanism file, or a URDF file (*.urdf: encoders on its joints only)")
     parser.add_argument("--sensors", required=True, metavar="SENSORS.yaml", help="sensor configuration")
     parser.add_argument("--t-end", type=positive_float, required=True, help="simulated time [s]")
     parser.add_argument("--dt", type=positive_float,
@@ -65,13 +73,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def _forward(mech: Mechanism, args: argparse.Namespace, dt: float) -> Iterator[Truth]:
-    q0 = assembled(mech, args.initial)
-    qd0 = np.zeros(mech.n)
-    if args.velocity:
-        held = coordinate_indices(mech, args.velocity, "--velocity")
-        qd0 = solve_velocity_problem(mech, q0, np.array(list(args.velocity.values())), held)
+def _forward(mech: Mechanism | SpatialModel, args: argparse.Namespace, dt: float) -> Iterator[Truth]:
+    if isinstance(mech, SpatialModel):
+        q0, qd0 = joint_values(mech, args.initial, "--initial"), joint_values(mech, args.velocity, "--velocity")
+    else:
+        q0 = assembled(mech, args.initial)
+        qd0 = np.zeros(mech.n)
+        if args.velocity:
+            held = coordinate_indices(mech, args.velocity, "--velocity")
+            qd0 = solve_velocity_problem(mech, q0, np.array(list(args.velocity.values())), held)
     return forward_truths(mech, q0, qd0, dt, args.t_end, args.forces, args.method)
+
+
+def _inverse(mech: Mechanism | SpatialModel, args: argparse.Namespace, dt: float) -> Iterator[Truth]:
+    if isinstance(mech, SpatialModel):  # every joint once, checked before the file is read
+        drives = [name.strip() for name in args.drive.split(",")]
+        joint_order(mech, drives, "--drive")
+        samples = load_drive_trajectory(args.trajectory, len(drives))
+    else:
+        drives, samples = driven(mech, args.drive, args.trajectory)
+    return inverse_truths(mech, drives, samples, dt, args.t_end)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -83,15 +104,17 @@ def run(args: argparse.Namespace) -> int:
     if args.drive is not None and (args.forces or args.initial or args.velocity):
         raise MbstateError("--forces, --initial and --velocity are for forward dynamics, not with --drive")
     keys = client_keys(args)
-    mech = load(args.mechanism)
+    urdf = is_urdf(args.mechanism)
+    if urdf and args.method != "ali3":
+        raise MbstateError(f"--method {args.method}: not available for a URDF file (RK4 on ABA)")
+    mech: Mechanism | SpatialModel = load_spatial(args.mechanism) if urdf else load(args.mechanism)
     sensor_set = load_sensors(args.sensors, mech)
     dt = args.dt or sensor_step(sensor_set)
-    truths = (inverse_truths(mech, *driven(mech, args.drive, args.trajectory), dt, args.t_end) if args.drive
-              else _forward(mech, args, dt))
+    truths = _inverse(mech, args, dt) if args.drive else _forward(mech, args, dt)
     header = {**setup_header(mech, sensor_set, Path(args.mechanism), Path(args.sensors)),
               "simulation": {"dt": dt, "t_end": args.t_end, "seed": args.seed,
                              "motion": f"inverse dynamics ({args.drive})" if args.drive
-                             else f"forward dynamics ({args.method})"}}
+                             else f"forward dynamics ({'rk4 on ABA' if urdf else args.method})"}}
     counts: Counter[str] = Counter()
     span: list[float] = []
     records = _counted(simulated_records(truths, sensor_set.sensors, args.seed), counts, span)

@@ -14,11 +14,11 @@ rest).
 Staying on the guess's branch: a Newton step that would turn a segment by more than
 estimator.kinematics.MAX_TURN leaves the region where the linearization holds (where the reduced
 stiffness is small, e.g. a rod drawn horizontal under gravity, the step is huge or undefined) and
-can land on another solution of the angle equations. Such a step is damped (Levenberg-Marquardt):
-K_free,free + μ I, μ raised tenfold from MIN_DAMPING times the largest entry of the force rows of
-∂r/∂(q_free, λ) until the step turns no segment by more than MAX_TURN, which bends it towards the
-steepest descent of the potential along the constraints; the free angle coordinates then follow their geometry continuously
-(estimator.kinematics.branch_step). Near an equilibrium the full Newton step is taken, so any
+can land on another solution of the angle equations. Such a step is damped (Levenberg-Marquardt,
+estimator.dynamics.equilibrium, shared with the spatial statics): K_free,free + μ I, μ raised until
+the step turns no segment by more than MAX_TURN, which bends it towards the steepest descent of the
+potential along the constraints; the free angle coordinates then follow their geometry
+continuously (estimator.kinematics.branch_step). Near an equilibrium the full Newton step is taken, so any
 equilibrium there (stable or not) is found with quadratic convergence.
 
 Stability: K is the Hessian of the Lagrangian V + λᵀΦ (Q = −∂V/∂q for conservative forces; the
@@ -30,40 +30,20 @@ space of Φq restricted to the free coordinates.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import numpy as np
 
 from estimator.constraints import constraint_derivatives
+from estimator.dynamics.equilibrium import (HELD, NEUTRAL, STABLE, UNSTABLE, Equilibrium, EquilibriumError,
+                                            damped_newton_step, verdict)
 from estimator.dynamics.inverse import drive_indices, multipliers_and_drive_forces
 from estimator.errors import MbstateError
 from estimator.forces import force_jacobians, generalized_forces
 from estimator.kinematics import RANK_TOLERANCE, AssemblyError, branch_step, solve_position_problem
 from estimator.model import Mechanism
 
-STABLE = "stable minimum"
-UNSTABLE = "not a minimum (saddle/maximum)"
-NEUTRAL = "neutral (singular reduced stiffness)"
-HELD = "no free motion left (all held)"
-MIN_DAMPING, MAX_DAMPING = 1e-3, 1e12  # first and largest μ of a damped step, relative to the stiffness scale
-
-
-class EquilibriumError(MbstateError):
-    """The equilibrium iteration did not converge."""
-
-
-@dataclass(frozen=True)
-class Equilibrium:
-    """A static equilibrium: coordinates q, multipliers λ, the generalized forces holding the held
-    coordinates [N or N·m], the eigenvalues of the reduced stiffness (ascending) and the verdict."""
-
-    q: np.ndarray
-    lam: np.ndarray
-    held_forces: dict[str, float]
-    eigenvalues: np.ndarray
-    stable: bool
-    verdict: str
-    iterations: int
+__all__ = ["HELD", "NEUTRAL", "STABLE", "UNSTABLE", "Equilibrium", "EquilibriumError", "equilibrium_jacobian",
+           "equilibrium_residual", "reduced_stiffness_eigenvalues", "solve_statics", "tangent_stiffness"]
 
 
 def tangent_stiffness(mech: Mechanism, q: np.ndarray, lam: np.ndarray) -> np.ndarray:
@@ -97,33 +77,17 @@ def reduced_stiffness_eigenvalues(mech: Mechanism, q: np.ndarray, lam: np.ndarra
     return np.linalg.eigvalsh(basis.T @ (0.5 * (stiffness + stiffness.T)) @ basis)
 
 
-def _verdict(eigenvalues: np.ndarray, scale: float) -> tuple[bool, str]:
-    tol = 1e-9 * scale
-    if not len(eigenvalues):
-        return True, HELD
-    if np.all(eigenvalues > tol):
-        return True, STABLE
-    if np.any(eigenvalues < -tol):
-        return False, UNSTABLE
-    return False, NEUTRAL
-
-
 def _damped_newton_step(mech: Mechanism, q: np.ndarray, lam: np.ndarray, free: np.ndarray,
                         residual: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(q, λ) after one Newton step on r, damped until it turns no segment by more than MAX_TURN
-    (see the module docstring); past the largest damping, the step is shortened instead."""
-    jacobian = equilibrium_jacobian(mech, q, lam, free)
+    (estimator.dynamics.equilibrium.damped_newton_step); past the largest damping, the step is shortened instead."""
     nf = int(free.sum())
-    scale = max(1.0, float(np.max(np.abs(jacobian[:nf]), initial=0.0)))
-    damping = 0.0
-    while True:
-        matrix = jacobian.copy()
-        matrix[:nf, :nf] -= damping * np.eye(nf)
-        step = np.linalg.lstsq(matrix, -residual, rcond=RANK_TOLERANCE)[0]
+
+    def take(step: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], float]:
         q_next, fraction = branch_step(mech, q, free, step[:nf])
-        if fraction == 1.0 or damping >= MAX_DAMPING * scale:
-            return q_next, lam + fraction * step[nf:]
-        damping = max(10.0 * damping, MIN_DAMPING * scale)
+        return (q_next, lam + fraction * step[nf:]), fraction
+
+    return damped_newton_step(equilibrium_jacobian(mech, q, lam, free), residual, nf, take)
 
 
 def solve_statics(mech: Mechanism, hold: Mapping[str, float] | None = None, q_guess: np.ndarray | None = None,
@@ -161,7 +125,7 @@ def solve_statics(mech: Mechanism, hold: Mapping[str, float] | None = None, q_gu
     lam, held_force, _ = multipliers_and_drive_forces(constraint_derivatives(mech, q)[1], generalized_forces(mech, q, zero),
                                                       held)
     eigenvalues = reduced_stiffness_eigenvalues(mech, q, lam, free)
-    stable, verdict = _verdict(eigenvalues, max(1.0, float(np.max(np.abs(tangent_stiffness(mech, q, lam))))))
+    stable, verdict_words = verdict(eigenvalues, max(1.0, float(np.max(np.abs(tangent_stiffness(mech, q, lam))))))
     held_forces = {mech.coordinate_names[c]: float(f) for c, f in zip(held, held_force)}
-    return Equilibrium(q=q, lam=lam, held_forces=held_forces, eigenvalues=eigenvalues, stable=stable, verdict=verdict,
-                       iterations=iterations)
+    return Equilibrium(q=q, lam=lam, held_forces=held_forces, eigenvalues=eigenvalues, stable=stable,
+                       verdict=verdict_words, iterations=iterations)

@@ -33,6 +33,7 @@ import numpy as np
 from estimator.errors import MbstateError, nesting_depth
 from estimator.model import ONE, ZERO, Mechanism
 from estimator.node.config import NodeConfig
+from estimator.spatial.model import SpatialModel
 from sensors.config import SensorSet
 
 CHECKED = ("coordinates", "constraints", "sensors", "parameters")
@@ -62,11 +63,18 @@ def model_parameters(mech: Mechanism) -> dict[str, list[float]]:
     return {label: [float(x) for x in entries] for label, entries in values.items()}
 
 
-def setup_header(mech: Mechanism, sensors: SensorSet, mechanism_path: str | Path,
+def setup_header(mech: Mechanism | SpatialModel, sensors: SensorSet, mechanism_path: str | Path,
                  sensors_path: str | Path) -> dict[str, Any]:
-    """The header keys of a log that say what it was recorded for (module docstring)."""
-    return {"mechanism": str(mechanism_path), "sensors_file": str(sensors_path), "sensors": sensors.document,
-            "coordinates": list(mech.coordinate_names), "constraints": list(mech.constraint_names),
+    """The header keys of a log that say what it was recorded for (module docstring). A spatial model
+    (a URDF, written by ``mbstate simulate``): its joints as the coordinates, no constraints, and no
+    ``parameters`` (the URDF file is the record; nothing estimates from such a log yet)."""
+    header: dict[str, Any] = {"mechanism": str(mechanism_path), "sensors_file": str(sensors_path),
+                              "sensors": sensors.document}
+    if isinstance(mech, SpatialModel):
+        return {**header, "coordinates": list(mech.joint_names), "constraints": [],
+                "actuators": list(mech.actuator_names),
+                "actuator_coordinates": [mech.joint_names[j] for j in mech.actuated]}
+    return {**header, "coordinates": list(mech.coordinate_names), "constraints": list(mech.constraint_names),
             "actuators": [a.name for a in mech.actuators],
             "actuator_coordinates": [mech.coordinate_names[a.coordinate] for a in mech.actuators],
             "parameters": model_parameters(mech)}
