@@ -25,7 +25,7 @@ LAYERS: dict[str, tuple[int, tuple[str, ...]]] = {
         "estimator.mechanism_file", "estimator.timeseries", "estimator.drive_trajectory", "estimator.assembly",
         "estimator.argument_types", "estimator.collector", "estimator.threads", "estimator.allocator",
         "estimator.compile_stages",
-        "estimator.dynamics", "estimator.wire", "estimator.spatial")),
+        "estimator.dynamics", "estimator.wire", "estimator.spatial", "estimator.model_protocol")),
     "sensors": (1, ("sensors",)),
     "factors": (2, ("estimator.factors", "estimator.smoother")),
     "online estimator": (3, ("estimator.online", "estimator.graph_dynamics")),

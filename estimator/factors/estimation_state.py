@@ -49,13 +49,13 @@ import gtsam
 import numpy as np
 from numpy.typing import ArrayLike
 
-from estimator.dynamics.step_rows import constraint_rows, step_rows
 from estimator.factors.multistep import adams_moulton_error
 from estimator.factors.native import LinearRelation
 from estimator.factors.stacked_state import StateLayout, integrator_on_states
 from estimator.lengths import BodyLengthTerms
 from estimator.mass import BodyMassTerms
 from estimator.model import Mechanism
+from estimator.model_protocol import constraint_rows, step_rows
 
 
 @dataclass(frozen=True)
@@ -172,7 +172,7 @@ def dynamics_rows(mech: Mechanism, layout: EstimationLayout, selection: np.ndarr
     (length_error_rows) on the bodies of ``lengths`` when x carries ℓ and the friction's
     (friction_rows) when x carries c."""
     n, size = layout.n, len(layout.rows)
-    error, block = step_rows(mech.arrays, layout.row_indices, selection, x[:n], x[n:2 * n], x[2 * n:3 * n],
+    error, block = step_rows(mech, layout.row_indices, selection, x[:n], x[n:2 * n], x[2 * n:3 * n],
                              x[layout.lam], x[layout.loads], jac)
     jacobian = None
     if jac:
@@ -239,7 +239,7 @@ def kinematic_rows(mech: Mechanism, rows: np.ndarray, layout: EstimationLayout, 
     """e = [Φ_S; Φq_S q̇; Φq_S q̈ − γ_S] over the constraint ``rows`` S and ∂e/∂x (the state carries no λ),
     with the length errors' term (length_error_rows) on the bodies of ``lengths`` when x carries ℓ."""
     n = layout.n
-    error, block = constraint_rows(mech.arrays, rows, x[:n], x[n:2 * n], x[2 * n:3 * n], jac)
+    error, block = constraint_rows(mech, rows, x[:n], x[n:2 * n], x[2 * n:3 * n], jac)
     jacobian = None
     if jac:
         jacobian = np.zeros((error.shape[0], layout.size))

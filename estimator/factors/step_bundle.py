@@ -24,11 +24,11 @@ from __future__ import annotations
 import numpy as np
 
 from estimator.constraints import constraint_derivatives
-from estimator.dynamics.step_rows import constraint_rows, step_rows
 from estimator.factors.constraint_factors import weighted_hessian
 from estimator.factors.independent_coordinates import IndependentCoordinates
 from estimator.forces import generalized_force_terms
 from estimator.model import Mechanism
+from estimator.model_protocol import constraint_rows, mass_matrix, step_rows
 
 
 def dependent_step_error(mech: Mechanism, rows: np.ndarray, selection: np.ndarray | None, q: np.ndarray,
@@ -40,7 +40,7 @@ def dependent_step_error(mech: Mechanism, rows: np.ndarray, selection: np.ndarra
     n = mech.n
     if selection is None:
         selection, f = np.zeros((n, 0)), np.zeros(0)
-    error, jacobian = step_rows(mech.arrays, rows, selection, q, qd, qdd, lam, f, jac)
+    error, jacobian = step_rows(mech, rows, selection, q, qd, qdd, lam, f, jac)
     if not jac:
         return error, None
     edges = [0, n, 2 * n, 3 * n, 3 * n + len(rows)] + ([jacobian.shape[1]] if selection.shape[1] else [])
@@ -64,10 +64,10 @@ def independent_step_error(ic: IndependentCoordinates, q: np.ndarray, qd: np.nda
     """e = [Φ_S; Φq_S q̇; Φq_S q̈ − γ_S; Rᵀ (M q̈ − Q)] (see module docstring); Jacobians wrt (q, q̇, q̈)."""
     mech, rows = ic.mech, ic.rows
     n, size = mech.n, len(rows)
-    constraint, d_constraint = constraint_rows(mech.arrays, rows, q, qd, qdd, jac)
+    constraint, d_constraint = constraint_rows(mech, rows, q, qd, qdd, jac)
     phi_q, phi_qq = _kept(rows, mech.m, *constraint_derivatives(mech, q, True)[1:])
     force, d_q, d_qd = generalized_force_terms(mech, q, qd, jac)
-    mass = mech.arrays.mass
+    mass = mass_matrix(mech, q)
     system = np.empty((n, n))
     system[:size] = phi_q
     system[size:] = ic.picker

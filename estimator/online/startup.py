@@ -31,13 +31,12 @@ import scipy.linalg
 from estimator.constraints import constraint_derivatives, constraint_jacobian
 from estimator.dynamics.forward import multipliers
 from estimator.dynamics.inverse import multipliers_and_drive_forces
-from estimator.dynamics.lagrange import accelerations
 from estimator.errors import MbstateError
 from estimator.factors.estimation_state import EstimationLayout
 from estimator.factors.observation_stack import Observation, SensorTerm, observation_rows, predicted
-from estimator.forces import generalized_forces
 from estimator.kinematics import AssemblyError, solve_acceleration_problem, solve_position_problem
 from estimator.model import Mechanism
+from estimator.model_protocol import free_accelerations, generalized_forces, mass_matrix
 from estimator.online.config import EstimatorConfig
 from sensors.base import Sensor, wrap_angle
 from sensors.messages import Reading
@@ -220,7 +219,7 @@ def _free_state(mech: Mechanism, layout: EstimationLayout, q: np.ndarray, readin
     x = np.zeros(layout.size)
     x[:n] = q
     x[n:2 * n] = initial_velocity(mech, layout, q, readings, {}, terms, t0, known)
-    qdd, lam = accelerations(mech.arrays, q, x[n:2 * n], 0.0, 0.0)
+    qdd, lam = free_accelerations(mech, q, x[n:2 * n])
     x[2 * n:3 * n] = qdd
     x[layout.lam] = lam[list(layout.rows)]
     return x
@@ -321,10 +320,10 @@ def initial_state(mech: Mechanism, layout: EstimationLayout, readings: Mapping[s
     if not len(layout.rows):
         x[2 * n:3 * n] = solve_acceleration_problem(mech, q, qd, np.zeros(0), [])
         return x, force_sigmas
-    qdd, _ = accelerations(mech.arrays, q, qd, 0.0, 0.0)
+    qdd, _ = free_accelerations(mech, q, qd)
     if len(layout.forces):
         qdd, covariance = initial_acceleration(mech, q, qd, qdd, motions, terms)
-        rhs = generalized_forces(mech, q, qd) - mech.arrays.mass @ qdd
+        rhs = generalized_forces(mech, q, qd) - mass_matrix(mech, q) @ qdd
         jacobian = constraint_jacobian(mech, q)
         force_coordinates = [mech.actuators[j].coordinate for j in layout.forces]
         lam, forces, _ = multipliers_and_drive_forces(jacobian, rhs, force_coordinates)
