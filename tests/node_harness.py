@@ -12,11 +12,13 @@ import zmq
 from conftest import MECHANISMS, REPO
 from fake_estimator import FakeConfig
 
+from estimator.demo.run import crank_truth
 from estimator.node.access import make_key_pair
 from estimator.node.client import ClientKeys, curve_client
 from estimator.node.config import NodeConfig, load_node_config
 from estimator.node.runtime import Node
 from replay.publish import connect_publisher
+from sensors.virtual import simulate_readings
 
 SENSORS = REPO / "configs" / "sensors" / "fourbar.yaml"
 
@@ -120,6 +122,14 @@ def bound_sub(context: zmq.Context) -> tuple[zmq.Socket, str]:
 
 def encoder(t: float, seq: int, value: float = 0.5) -> dict:
     return {"sensor": "crank_encoder", "t": t, "seq": seq, "value": value}
+
+
+def simulated_readings(duration: float, seed: int = 1) -> tuple[list[dict], object, object]:
+    """The example node's sensor messages over ``duration`` [s] of the demo's crank motion, the truth and
+    the configuration (configs/estimator/fourbar.yaml)."""
+    config = load_node_config(REPO / "configs" / "estimator" / "fourbar.yaml")
+    truth = crank_truth(config.mech, duration)
+    return [r.to_map() for r in simulate_readings(config.sensors.sensors, truth, seed)], truth, config
 
 
 def estimates(messages: list[dict]) -> list[dict]:

@@ -6,7 +6,8 @@ and the integrity found (checksums, a crash's damage); a damaged record is an er
 and ``estimates`` as ``t, q.<coord>, qd.<coord>, qdd.<coord>, Q.<coord>, lambda.<k>`` (the
 actuators' forces on their coordinates; a log without ``actuator_coordinates`` names the
 actuators), ``readings`` of one sensor as ``t, seq, value.<axis>`` (t: the reading's stamp;
-readings that are not valid numbers of the sensor's size are skipped and counted).
+readings that are not valid numbers of the sensor's size are skipped and counted); with ``--format
+mcap`` every record of the kinds given (all by default) as an MCAP file (estimator.cli.log_mcap).
 """
 
 from __future__ import annotations
@@ -20,12 +21,14 @@ from typing import Any
 
 import numpy as np
 
+from estimator.cli.log_mcap import export_mcap
 from estimator.errors import MbstateError
 from estimator.logfile import LogStream
 from estimator.timeseries import CsvWriter, Trajectory
 
 ROWS = 1000  # rows per CSV write
-EXPORTS = {"truth": "truth", "estimates": "estimate", "readings": "reading"}
+EXPORTS = {"truth": "truth", "estimates": "estimate", "readings": "reading", "control": "control", "raw": "raw"}
+CSV_EXPORTS = ("truth", "estimates", "readings")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -44,14 +47,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     info.add_argument("log", nargs="+", metavar="LOG", help="log file(s) or folder")
     info.set_defaults(run=run_info)
     export = commands.add_parser(
-        "export", help="one kind of record as CSV",
+        "export", help="one kind of record as CSV, or every record as MCAP",
         description="Write the truth, estimate or (one sensor's) reading records as CSV: t, q.<coord>, "
                     "qd.<coord>, qdd.<coord>, Q.<coord>, lambda.<k> for states; t, seq, value.<axis> for "
-                    "readings.")
+                    "readings. With --format mcap: every record (or those of --records) as an MCAP file of "
+                    "JSON channels with their JSON Schemas, the header as metadata (needs the export extra).")
     export.add_argument("log", nargs="+", metavar="LOG", help="log file(s) or folder")
-    export.add_argument("--records", required=True, choices=tuple(EXPORTS), help="which records")
-    export.add_argument("--sensor", metavar="ID", help="the sensor whose readings to write (with --records readings)")
-    export.add_argument("--out", required=True, metavar="FILE.csv", help="CSV file")
+    export.add_argument("--format", choices=("csv", "mcap"), default="csv", help="csv (default) or mcap")
+    export.add_argument("--records", nargs="+", choices=tuple(EXPORTS), metavar="KIND",
+                        help=f"which records: one of {', '.join(CSV_EXPORTS)} for CSV (required); for MCAP any of "
+                             f"{', '.join(EXPORTS)} (default: all)")
+    export.add_argument("--sensor", metavar="ID", help="the sensor whose readings to write (CSV: with --records "
+                                                       "readings; MCAP: its readings only)")
+    export.add_argument("--out", required=True, metavar="FILE", help="CSV or MCAP file")
     export.set_defaults(run=run_export)
 
 
@@ -110,10 +118,15 @@ def run_info(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    if (args.records == "readings") != (args.sensor is not None):
+    if args.format == "mcap":
+        return _run_mcap_export(args)
+    if args.records is None or len(args.records) != 1 or args.records[0] not in CSV_EXPORTS:
+        raise MbstateError(f"a CSV takes --records with one of {', '.join(CSV_EXPORTS)}")
+    records = args.records[0]
+    if (records == "readings") != (args.sensor is not None):
         raise MbstateError("--sensor ID goes with --records readings (one sensor's readings per CSV), and only there")
     stream = LogStream(args.log, lambda line: print(line, file=sys.stderr))
-    kind = EXPORTS[args.records]
+    kind = EXPORTS[records]
     selected = (body for k, body in stream if k == kind and (args.sensor is None or body.get("sensor") == args.sensor))
     with CsvWriter(args.out) as writer:
         if kind == "reading":
@@ -121,6 +134,17 @@ def run_export(args: argparse.Namespace) -> int:
         else:
             written, skipped = _write_states(writer, stream.header, selected), 0
     print(f"written: {args.out}, {written} rows" + (f" ({skipped} invalid readings skipped)" if skipped else ""))
+    return 0
+
+
+def _run_mcap_export(args: argparse.Namespace) -> int:
+    records = set(args.records or EXPORTS)
+    if args.sensor is not None and "readings" not in records:
+        raise MbstateError("--sensor ID narrows the readings: it needs them among --records")
+    stream = LogStream(args.log, lambda line: print(line, file=sys.stderr))
+    counts = export_mcap(stream, args.out, {EXPORTS[name] for name in records}, args.sensor)
+    print(f"written: {args.out}, {sum(counts.values())} messages on {len(counts)} channels ("
+          + ", ".join(f"{topic} {count}" for topic, count in sorted(counts.items())) + ")")
     return 0
 
 

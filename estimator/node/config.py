@@ -62,10 +62,11 @@ class NodeParams:
     """Runtime of the node.
 
     ``sub`` / ``pub`` / ``control``: endpoints the node binds for sensor input (SUB), estimates and
-    status (PUB) and commands (REP); ``tcp://HOST:*`` picks a free port. ``queue``: input high-water
-    mark [messages] (ZMQ_RCVHWM: beyond it ZeroMQ drops, visible as sequence gaps); it bounds the
-    backlog the input queue holds (configs/estimator/README.md); a sender's own queue beyond it is
-    bounded in time by ``max_lag_s``.
+    status (PUB) and commands (REP); ``tcp://HOST:*`` picks a free port. ``plot``: an endpoint the node
+    binds (PUB) for each estimate as a flat map of floats, for plotting tools such as PlotJuggler
+    (estimator.node.plot_map; None: off). ``queue``: input high-water mark [messages] (ZMQ_RCVHWM:
+    beyond it ZeroMQ drops, visible as sequence gaps); it bounds the backlog the input queue holds
+    (configs/estimator/README.md); a sender's own queue beyond it is bounded in time by ``max_lag_s``.
     ``drain``: messages handled per loop iteration before control and status get their turn.
     ``max_lag_s``: when the readings the node takes fall this far behind its input stream [s], it records
     the backlog without estimating it until it is current again, then restarts the estimator from the
@@ -82,6 +83,7 @@ class NodeParams:
     sub: str = "tcp://127.0.0.1:5555"
     pub: str = "tcp://127.0.0.1:5556"
     control: str = "tcp://127.0.0.1:5557"
+    plot: str | None = None
     queue: int = 1_000
     drain: int = 100
     max_message_bytes: int = 65_536
@@ -106,7 +108,7 @@ class NodeConfig:
     node: NodeParams
 
 
-def _endpoint(section: Section, key: str, default: str) -> str:
+def _endpoint(section: Section, key: str, default: str | None = None) -> str:
     value = section.text(key, default)
     if not value.startswith(TRANSPORTS):
         raise section.error(key, f"must be a ZeroMQ endpoint ({', '.join(TRANSPORTS)}...), got {shown(value)}")
@@ -152,6 +154,7 @@ def node_params(section: Section, base: Path = Path(".")) -> NodeParams:
         sub=_endpoint(section, "sub", default.sub),
         pub=_endpoint(section, "pub", default.pub),
         control=_endpoint(section, "control", default.control),
+        plot=_endpoint(section, "plot") if section.raw("plot") is not None else None,
         queue=section.count("queue", default.queue, maximum=MAX_QUEUE),
         drain=section.count("drain", default.drain, maximum=MAX_QUEUE),
         max_message_bytes=section.count("max_message_bytes", default.max_message_bytes, minimum=64,
@@ -163,9 +166,13 @@ def node_params(section: Section, base: Path = Path(".")) -> NodeParams:
         log_interval_s=section.number("log_interval_s", default.log_interval_s, minimum=0.0, maximum=DAY_S),
         log=_log_params(section.section("log", {})),
         curve=_curve_params(section.section("curve"), base) if section.raw("curve") is not None else None)
-    endpoints = [params.sub, params.pub, params.control]
-    if len(set(endpoints)) != len(endpoints) and not any(e.endswith(":*") for e in endpoints):
-        raise section.error("sub", "the sub, pub and control endpoints must differ")
+    bound: dict[str, str] = {}
+    for key in ("sub", "pub", "control", "plot"):
+        endpoint = getattr(params, key)
+        if endpoint in bound:
+            raise section.error(key, f"must differ from node.{bound[endpoint]} (both {endpoint})")
+        if endpoint is not None and not endpoint.endswith(":*"):  # ``:*``: a free port each
+            bound[endpoint] = key
     section.finish()
     return params
 

@@ -11,6 +11,8 @@
     body's length, ``length_sigma``; ``friction.<coordinate>``: the viscous friction coefficient c_i
     the model lacks on a coordinate, ``friction_sigma``)
 
+The same estimate as a flat map of floats for plotting tools, on ``node.plot``: estimator.node.plot_map.
+
 ``status`` (every ``status_period_s`` and as the reply to the ``status`` command)::
 
     type "status", state (estimator.node.intake.Intake.state), uptime_s, t (newest accepted stamp or

@@ -2,7 +2,8 @@
 
 Sockets (all bound by the node): SUB ``node.sub`` for sensor messages (sensors connect their PUB
 sockets to it), PUB ``node.pub`` for ``estimate`` and ``status`` messages
-(estimator.node.publishing), REP ``node.control`` for commands.
+(estimator.node.publishing), REP ``node.control`` for commands, and with ``node.plot`` a second PUB
+that sends each estimate as ``[topic, flat map]`` for plotting tools (estimator.node.plot_map).
 
 The loop: wait on the sockets (zmq.Poller, short timeout); take at most ``node.drain`` input
 messages, each through the shared per-message path (estimator.node.intake.Intake.receive) and
@@ -50,6 +51,7 @@ from estimator.node.access import beyond_loopback, check_ipc_free, curve_server,
 from estimator.node.backlog import BacklogWatch
 from estimator.node.config import NodeConfig
 from estimator.node.intake import EstimatorFactory, intake_for, log_header, online_estimator
+from estimator.node.plot_map import TOPIC, PlotMap
 from estimator.node.publishing import UNPACK_ERRORS, estimate_message, unpack
 from estimator.wire import pack
 
@@ -88,6 +90,7 @@ class Node:
         except BaseException:
             self._close_sockets()
             raise
+        self.plot_map = PlotMap.for_mechanism(config.mech)
         self.intake = intake_for(config, self.estimator, self.log, publish=self._send_estimate)
         lag = config.node.max_lag_s
         self.watch = BacklogWatch(lag) if lag is not None else None
@@ -125,6 +128,7 @@ class Node:
         self._sockets.append(self.monitor)
         self.pub = self._socket(zmq.PUB, "pub", {zmq.LINGER: 500})  # the last status may still reach subscribers
         self.control = self._socket(zmq.REP, "control", {zmq.MAXMSGSIZE: params.max_message_bytes})
+        self.plot = self._socket(zmq.PUB, "plot") if params.plot is not None else None
         self.poller = zmq.Poller()
         for socket in (self.sub, self.control, self.monitor):
             self.poller.register(socket, zmq.POLLIN)
@@ -138,8 +142,9 @@ class Node:
     def run(self) -> None:
         """Serve until ``shutdown``, SIGINT / SIGTERM or :meth:`stop` (thread-safe)."""
         restore = self._install_signal_handlers()
-        LOGGER.info("node: input %s, estimates %s, control %s%s", self.endpoints["sub"], self.endpoints["pub"],
-                    self.endpoints["control"], f", log {self.log.path}" if self.log else "")
+        LOGGER.info("node: input %s, estimates %s, control %s%s%s", self.endpoints["sub"], self.endpoints["pub"],
+                    self.endpoints["control"], f", plot {self.endpoints['plot']}" if "plot" in self.endpoints else "",
+                    f", log {self.log.path}" if self.log else "")
         try:
             with steady_collection():
                 while not self.stop_requested.is_set():
@@ -186,8 +191,11 @@ class Node:
             self.intake.skip(reason)
 
     def _send_estimate(self, fields: dict[str, Any]) -> None:
-        """Publish one estimate (its map from the intake, estimator.node.publishing.estimate_fields)."""
+        """Publish one estimate (its map from the intake, estimator.node.publishing.estimate_fields), and
+        its flat map on ``node.plot``."""
         self.pub.send(pack(estimate_message(fields)))
+        if self.plot is not None:
+            self.plot.send_multipart((TOPIC, pack(self.plot_map(fields))))
 
     def _count_disconnects(self) -> None:
         while True:

@@ -23,14 +23,12 @@ import pytest
 import zmq
 from conftest import REPO
 from fake_estimator import FakeConfig, fake_factory
-from node_harness import RunningNode, encoder, estimates, write_config
+from node_harness import RunningNode, encoder, estimates, simulated_readings, write_config
 
-from estimator.demo.run import crank_truth
 from estimator.logfile import LogFollower, read_log
 from estimator.node.config import load_node_config
 from estimator.node.intake import online_estimator
 from replay.publish import connect_publisher
-from sensors.virtual import simulate_readings
 
 def fake_node(tmp_path, node: str = "") -> RunningNode:
     config = load_node_config(write_config(tmp_path, "{rate: 100, lag: 5}", node), FakeConfig.from_section)
@@ -170,12 +168,6 @@ def test_periodic_status_messages(tmp_path) -> None:
         messages = running.collect(0.05)
     status = [m for m in messages if m["type"] == "status"]
     assert len(status) >= 2 and status[-1]["latency_ms"].keys() == {"p50", "p99", "max"}
-
-
-def simulated_readings(duration: float, seed: int = 1) -> tuple[list[dict], object, object]:
-    config = load_node_config(REPO / "configs" / "estimator" / "fourbar.yaml")
-    truth = crank_truth(config.mech, duration)
-    return [r.to_map() for r in simulate_readings(config.sensors.sensors, truth, seed)], truth, config
 
 
 def test_the_online_estimator_end_to_end_with_out_of_order_and_late_readings(tmp_path) -> None:
