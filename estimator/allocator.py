@@ -5,7 +5,7 @@ unmapped when freed; but freeing such a block raises the threshold to its size (
 from then on blocks that large come from the heap, where a small block still in use above them
 keeps the freed pages resident (mallopt(3), M_MMAP_THRESHOLD). ``simulate`` allocates arrays of a
 60 s chunk (about 10 MB each) once per chunk: with the moving threshold its resident set grew by
-about 10 MB a chunk (README, Memory). Setting the threshold explicitly turns that adjustment off.
+about 10 MB a chunk (docs/soak.md, Memory). Setting the threshold explicitly turns that adjustment off.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 CPython's cyclic collector runs when allocations cross a threshold, i.e. at an arbitrary point, often
 inside a smoother update. A collection scans every tracked object of its generations, and the
 objects alive after start-up (numpy, numba, GTSAM, the model) are many: a generation-1 collection
-can take longer than a step's latency budget, a full one far longer (README, Implementation notes).
+can take longer than a step's latency budget, a full one far longer (docs/performance.md).
 Hence, while a run is in ``steady_collection``:
 
 - the objects alive at its start are frozen (``gc.freeze``): no collection scans them again;

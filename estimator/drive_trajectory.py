@@ -11,7 +11,7 @@ time. An interpolating spline is not used: it passes through every rounded sampl
 rounding noise ε of the data reaches the second derivative amplified by ~1/h². The fit averages
 that noise over its window (the wider, the less noise and the more bias); a window of 21 keeps the
 fit's bias small for trajectories with features down to about its span (0.1 s at 5 ms sampling).
-README, Implementation notes, compares the fit with splines on the four-bar's crank file.
+docs/performance.md compares the fit with splines on the four-bar's crank file.
 
 Resampling (``hermite_resample``): between two samples, the quintic that matches position, velocity
 and acceleration at both ends, so the resampled motion is consistent to the second derivative.

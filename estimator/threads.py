@@ -2,8 +2,8 @@
 
 The estimator's matrices are small (a step's rows are at most a few hundred entries wide), where
 OpenBLAS's threads gain nothing and, after each call, keep a second core spinning: on a small
-machine the estimator's own thread then waits whenever anything else wants that core (README,
-Accuracy matrix).
+machine the estimator's own thread then waits whenever anything else wants that core (docs/performance.md,
+BLAS on one thread).
 """
 
 from __future__ import annotations

@@ -57,17 +57,23 @@ class Stalls:
     longest_ms: float
 
 
-def machine_stalls(seconds: float = 5.0) -> Stalls:
-    """Spin for ``seconds`` reading ``time.perf_counter``; count gaps between two reads over 0.5 and
-    1 ms (a read itself takes orders of magnitude less: such a gap is the machine's, not the loop's)."""
+def clock_gaps(seconds: float, floor: float = 5e-4) -> np.ndarray:
+    """Spin for ``seconds`` reading ``time.perf_counter``; the gaps between two reads longer than
+    ``floor`` [s] (a read itself takes orders of magnitude less: such a gap is the machine's, not the
+    loop's). Also ``mbstate doctor``'s stall probe."""
     gaps = []
     start = last = time.perf_counter()
     while last - start < seconds:
         now = time.perf_counter()
-        if now - last > 5e-4:
+        if now - last > floor:
             gaps.append(now - last)
         last = now
-    gaps = np.array(gaps)
+    return np.array(gaps)
+
+
+def machine_stalls(seconds: float = 5.0) -> Stalls:
+    """Count the clock-reading loop's gaps (clock_gaps) over 0.5 and 1 ms in ``seconds``."""
+    gaps = clock_gaps(seconds)
     return Stalls(seconds, int(np.sum(gaps > 5e-4)), int(np.sum(gaps > 1e-3)),
                   1e3 * float(gaps.max()) if len(gaps) else 0.0)
 

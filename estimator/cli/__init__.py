@@ -22,7 +22,7 @@ from estimator.errors import MbstateError
 from estimator.threads import one_blas_thread
 
 COMMAND_MODULES = ("demo", "run", "replay", "publish", "log", "echo", "simulate", "check", "forward", "inverse", "hybrid",
-                   "statics", "bench", "keys", "lab")
+                   "statics", "bench", "keys", "lab", "doctor")
 
 
 class ArgumentParser(argparse.ArgumentParser):

@@ -2,7 +2,7 @@
 
 ``info`` prints the header, the records by kind, each sensor's readings and rate, the time span
 and the integrity found (checksums, a crash's damage); a damaged record is an error (exit 2).
-``export`` writes one kind of record as CSV by the README's time-series convention: ``truth``
+``export`` writes one kind of record as CSV by the time-series convention of docs/formats.md: ``truth``
 and ``estimates`` as ``t, q.<coord>, qd.<coord>, qdd.<coord>, Q.<coord>, lambda.<k>`` (the
 actuators' forces on their coordinates; a log without ``actuator_coordinates`` names the
 actuators), ``readings`` of one sensor as ``t, seq, value.<axis>`` (t: the reading's stamp;

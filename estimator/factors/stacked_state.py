@@ -1,7 +1,7 @@
 """Factors on one stacked state variable per step, x_k = [q; q̇; q̈; extra] (extra: λ, or nothing).
 
 One variable per step instead of four cuts GTSAM's per-variable bookkeeping, which dominates the
-iSAM2 fixed-lag update of small states and grows with the window (README, Implementation notes).
+iSAM2 fixed-lag update of small states and grows with the window (docs/performance.md).
 Error functions written for separate variables (estimator.factors.step_bundle, .multistep) are
 lifted to stacked states here: the error is unchanged, the Jacobian wrt x is [∂e/∂q, ∂e/∂q̇, ∂e/∂q̈, ∂e/∂extra].
 """

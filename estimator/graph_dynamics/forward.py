@@ -31,7 +31,7 @@ acceleration constraints determine (q̈, λ) exactly, so their sigma does not ma
 deviations in SI units of each row (m, m/s, m/s², N or N·m).
 
 Accuracy is set by the integrator order (estimator.benchmarks.fg_forward measures it against RK4
-at a tenth of the step; README, Implementation notes). Defaults: order 3 for dc (order 4 is more
+at a tenth of the step; docs/performance.md). Defaults: order 3 for dc (order 4 is more
 accurate, but its factor spans four states and costs more per step), order 4 for ic.
 """
 

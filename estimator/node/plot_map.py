@@ -5,7 +5,7 @@ The node publishes each estimate in this form on ``node.plot`` as two ZeroMQ fra
 code; ``mbstate log export --format mcap`` writes a log's truth and estimate records in the same form
 (estimator.cli.log_mcap), so a plot of the live stream and one of the recording have the same series.
 
-Keys, by the time-series convention of the README (``t`` is ``timestamp``, the name PlotJuggler takes
+Keys, by the time-series convention of docs/formats.md (``t`` is ``timestamp``, the name PlotJuggler takes
 the time from)::
 
     timestamp                      t, the step's sensor time [s]
@@ -21,7 +21,7 @@ the time from)::
 Every value is a float. Why flat, and floats only: PlotJuggler's msgpack parser names a nested value
 by its path (``q[4]``: an index, not a name) and skips text and ext types; named keys give named series
 (``estimate/q.theta0``), and the estimate's text (its flags) stays on the node's main output. The keys
-are made once per mechanism; a map then costs a few dict insertions per value (README, Node messages).
+are made once per mechanism; a map then costs a few dict insertions per value (docs/performance.md, The plot stream).
 """
 
 from __future__ import annotations

@@ -78,7 +78,7 @@ class EstimatorConfig:
       ``force_rate`` [N/s or N·m/s] instead of K (null: K as
       given): the typical (rms) rate of change of the unknown forces, which a user knows from the drive
       (≈ range × angular frequency of the motion); then K = ``FORCE_RATE_TIME``^½ × force_rate, a
-      random walk that over FORCE_RATE_TIME changes by what the force does (the README gives the
+      random walk that over FORCE_RATE_TIME changes by what the force does (configs/estimator/README.md gives the
       trade-off it balances: noise from a larger K, lag from a smaller). ``force_sigma`` [N or N·m]:
       σ of their start prior. ``force_model``: ``auto`` (default): ``jerk`` where the unknown forces
       act on independent coordinates, else ``smooth``; ``smooth`` (F and its rate Ḟ in the

@@ -170,7 +170,7 @@ def test_a_trusted_model_whose_one_error_is_a_state_follows_the_crank_through_it
     highest pose over 3–4.7 s, where every soft part of smoother_gravity (process noise, g's walk, the rest
     known to 0.02 rad/s, the model rows' σ) acts as process noise and leaves the newest step over the
     issue's bar of 2.7e-4 rad from 2 s on; with none of them (smoother_tight) it stays under it, nearer the
-    causal reference (scripts/causal_reference.py). An experiment, not a default: README."""
+    causal reference (scripts/causal_reference.py). An experiment, not a default: docs/lab.md."""
     suite = REPO / "configs" / "lab" / "fourbar_benchmark.yaml"
     after = {name: run_cell(suite, Cell("gravity_error", "coupler_gyro", name, 1), duration=6.0,
                             keep_series=False).rmse_after["q"]["crank"]
@@ -184,7 +184,7 @@ def test_states_for_every_error_keep_the_coupler_gyroscope_under_its_bar_with_a_
     (rows tight; g, masses and lengths as states; a 2 s window, lag 400, every step its update moved linearized
     again) stays under the issue's bar of 2.73e-4 rad (2.51e-4 when measured); linearizing again only the
     window's newest and oldest steps (relinearize_threshold null) leaves 3.54e-4, and a 1 s window (lag 200)
-    lets the masses drift some 3 % apart late in the run, 1.05e-3. README, lab section."""
+    lets the masses drift some 3 % apart late in the run, 1.05e-3. docs/lab.md."""
     suite = REPO / "configs" / "lab" / "fourbar_benchmark.yaml"
     document = yaml.safe_load(suite.read_text())
     for scenario in document["scenarios"].values():  # the copy's paths, absolute
@@ -205,7 +205,7 @@ def test_the_default_model_error_states_keep_the_crank_the_model_alone_loses() -
     """all_errors (gravity, masses and lengths off), the coupler gyroscope alone, seed 1, 4 s: without the
     model-error states (`smoother_no_states`) the estimate takes the mirror branch near the linkage's highest
     pose from 1.7 s on, as both filters do, where the defaults (`smoother`: the gravity, mass, length and
-    friction states) keep the crank. README, lab section."""
+    friction states) keep the crank. docs/lab.md."""
     suite = REPO / "configs" / "lab" / "fourbar_benchmark.yaml"
     after = {name: run_cell(suite, Cell("all_errors", "coupler_gyro", name, 1), duration=4.0,
                             keep_series=False).rmse_after["q"]["crank"]
