@@ -2,7 +2,8 @@
 
 Two models answer it: the planar one (estimator.model.Mechanism: natural coordinates, constraints
 Φ(q) = 0, a constant mass matrix) and the spatial one (estimator.spatial.model.SpatialModel: the joint
-coordinates of a tree, M(q) by the CRBA, no constraints). Each member is a generic function
+coordinates of a tree, M(q) by the CRBA, and for a closed chain the loop closures Φ(q) = 0 of its
+sidecar, estimator.spatial.loops). Each member is a generic function
 (``functools.singledispatch``) of the model's type, so its callers keep one code path and a model is a
 registration here, not a copy of them.
 
@@ -11,16 +12,18 @@ selection of the unknown forces F):
 - attributes ``n`` and ``coordinate_names``: q's size and names (a tree's: its movable joints');
 - ``step_rows(model, rows, selection, q, qd, qdd, lam, f, jac)``: one step's error
   e = [Φ_S; Φq_S q̇; d; Φq_S q̈ + s_S], d = M q̈ + Φq_Sᵀ λ − Q(q, q̇) − E F, and with ``jac`` its
-  Jacobian over [q, q̇, q̈, λ, F] (estimator.dynamics.step_rows). On a tree S is empty and
-  d = RNEA(q, q̇, q̈) − E F (Müller eqs. 66–67): ∂d/∂q, ∂d/∂q̇ the analytic RNEA derivatives, ∂d/∂q̈ = M,
-  ∂d/∂F = −E.
+  Jacobian over [q, q̇, q̈, λ, F] (estimator.dynamics.step_rows). On a spatial model
+  d = RNEA(q, q̇, q̈) + Φq_Sᵀ λ − E F (Müller eqs. 66–67), s_S = Φ̇q_S q̇ (estimator.spatial.loop_rows):
+  ∂d/∂q, ∂d/∂q̇ the analytic RNEA derivatives (plus Σ λ_r ∂²Φ_r/∂q²), ∂d/∂q̈ = M, ∂d/∂F = −E; a tree
+  has S empty.
 - ``constraint_rows(model, rows, q, qd, qdd, jac)``: c = [Φ_S; Φq_S q̇; Φq_S q̈ + s_S] and
   ∂c/∂[q, q̇, q̈]; a tree has none.
 - ``mass_matrix(model, q)``: M(q).
 - ``generalized_forces(model, q, qd)``: Q(q, q̇), every force but the inertia's and the constraints':
   gravity, springs, dampers, loads; on a tree −RNEA(q, q̇, 0), joint friction included.
 - ``free_accelerations(model, q, qd)``: (q̈, λ) of the motion under Q alone (M q̈ + Φqᵀλ = Q,
-  Φq q̈ = γ; on a tree the ABA with no joint forces, λ empty).
+  Φq q̈ = γ; on a tree the ABA with no joint forces, λ empty; on a closed chain the KKT system of
+  estimator.spatial.closed_dynamics, λ over all loop rows).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from estimator.dynamics import lagrange
 from estimator.dynamics import step_rows as planar_rows
 from estimator.forces import generalized_forces as planar_forces
 from estimator.model import Mechanism
+from estimator.spatial import closed_dynamics, loop_rows
 from estimator.spatial import dynamics as spatial
 from estimator.spatial.model import SpatialModel
 
@@ -96,28 +100,14 @@ def _(model: Mechanism, q, qd):
     return lagrange.accelerations(model.arrays, q, qd, 0.0, 0.0)
 
 
-def _no_loops(rows: np.ndarray) -> None:
-    if len(rows):
-        raise ValueError(f"a tree has no constraint rows, asked for {len(rows)}")
-
-
 @step_rows.register
 def _(model: SpatialModel, rows, selection, q, qd, qdd, lam, f, jac):
-    _no_loops(rows)
-    n, forces = model.dof, selection.shape[1]
-    error = spatial.inverse_dynamics(model, q, qd, qdd) - selection @ f
-    if not jac:
-        return error, np.zeros((0, 3 * n + forces))
-    jacobian = np.empty((n, 3 * n + forces))
-    jacobian[:, :3 * n] = np.concatenate(spatial.rnea_derivatives(model, q, qd, qdd), axis=1)
-    jacobian[:, 3 * n:] = -selection
-    return error, jacobian
+    return loop_rows.step_rows(model, rows, selection, q, qd, qdd, lam, f, jac)
 
 
 @constraint_rows.register
 def _(model: SpatialModel, rows, q, qd, qdd, jac):
-    _no_loops(rows)
-    return np.zeros(0), np.zeros((0, 3 * model.dof))
+    return loop_rows.constraint_rows(model, rows, q, qd, qdd, jac)
 
 
 @mass_matrix.register
@@ -132,4 +122,6 @@ def _(model: SpatialModel, q, qd):
 
 @free_accelerations.register
 def _(model: SpatialModel, q, qd):
+    if model.loops:
+        return closed_dynamics.accelerations(model, q, qd, np.zeros(model.dof))
     return spatial.forward_dynamics(model, q, qd, np.zeros(model.dof)), np.zeros(0)

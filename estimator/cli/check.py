@@ -1,7 +1,10 @@
 """``mbstate check MECH.yaml``: load and assemble a mechanism and print what the model holds.
 
 ``mbstate check ROBOT.urdf`` (a spatial open chain, estimator.spatial; its sidecar ROBOT.yaml beside
-it if any) prints the joints, degrees of freedom, moving mass, actuators, gravity and named frames.
+it if any) prints the joints, degrees of freedom, moving mass, actuators, gravity and named frames. A
+closed chain (the sidecar's ``loops``) is assembled first (Newton-Raphson on the loops from the
+sidecar's ``initial``, estimator.spatial.assembly) and its report adds the loop rows' residuals, the
+rank of Φq, the degrees of freedom n − rank Φq and a set of independent joints.
 
 The file's approximate coordinates are assembled by Newton-Raphson (Φ(q) = 0, nothing held); the
 report gives the coordinates, the constraint residuals, the rank of Φq and the degrees of freedom
@@ -34,6 +37,8 @@ from estimator.online.config import EstimatorConfig
 from estimator.online.estimator import OnlineEstimator
 from estimator.online.observability import ObservabilityReport, observability
 from estimator.online.startup import initial_state, start_anchor
+from estimator.spatial import assembly
+from estimator.spatial.loops import loop_terms, row_names
 from estimator.spatial.model import SpatialModel, is_urdf, load_spatial
 from sensors.config import SensorSet, load_sensors
 
@@ -149,11 +154,14 @@ def urdf_report(model: SpatialModel, source: str) -> dict[str, Any]:
     def finite(x: float) -> float | None:
         return float(x) if np.isfinite(x) else None
 
-    return {
+    q = assembly.assemble(model, model.initial) if model.loops else np.zeros(model.dof)
+    jac = loop_terms(model, q, np.zeros(model.dof)).jac
+    rank = assembly.rank(jac)
+    info = {
         "file": source,
         "name": model.name,
         "base": model.base,
-        "degrees_of_freedom": model.dof,
+        "degrees_of_freedom": model.dof - rank,
         "joints": [{"index": i, "name": name, "type": model.joint_types[i], "link": model.link_names[i],
                     "parent": model.parent_links[i],
                     "axis": [float(a) for a in model.axis[i]], "lower": finite(model.lower[i]),
@@ -168,6 +176,14 @@ def urdf_report(model: SpatialModel, source: str) -> dict[str, Any]:
         "gravity": [float(g) for g in model.gravity],
         "frames": [frame.name for frame in model.frames],
     }
+    if model.loops:
+        info["loops"] = [{"name": loop.name, "type": loop.type, "frames": list(loop.frames)} for loop in model.loops]
+        info["assembled"] = [float(x) for x in q]
+        info["constraints"] = [{"name": name, "residual": float(r)}
+                               for name, r in zip(row_names(model), loop_terms(model, q, np.zeros(model.dof)).phi)]
+        info.update(n=model.dof, m=len(jac), rank=rank, redundant=len(jac) - rank,
+                    independent_joints=[model.joint_names[k] for k in assembly.independent_joints(model, q)])
+    return info
 
 
 def format_urdf_text(info: dict[str, Any]) -> str:
@@ -176,7 +192,8 @@ def format_urdf_text(info: dict[str, Any]) -> str:
         return f"{side}inf" if x is None else f"{x:.6g}"
 
     lines = [f"robot {info['name']} ({info['file']}), base link {info['base']}",
-             f"joints (degrees of freedom: {info['degrees_of_freedom']}):"]
+             f"joints (degrees of freedom: {info['degrees_of_freedom']}):" if "loops" not in info else
+             f"joints (n = {info['n']}; degrees of freedom after the loops: {info['degrees_of_freedom']}):"]
     width = max((len(j["name"]) for j in info["joints"]), default=0)
     lines += [f"  {j['index']:3d}  {j['name']:<{width}}  {j['type']:<10} {j['parent']} -> {j['link']}, axis "
               f"({', '.join(f'{a:.6g}' for a in j['axis'])}), limits [{limit(j['lower'], '-')}, {limit(j['upper'], '')}], "
@@ -188,6 +205,17 @@ def format_urdf_text(info: dict[str, Any]) -> str:
               f"actuators: {', '.join(actuators) or '(none)'}",
               f"gravity: ({', '.join(f'{g:.6g}' for g in info['gravity'])}) m/s²",
               f"frames ({len(info['frames'])}): {', '.join(info['frames'])}"]
+    if "loops" in info:
+        loops = [f"{loop['name']} ({loop['type']}: {' - '.join(loop['frames'])})" for loop in info["loops"]]
+        lines.append(f"loops ({len(loops)}): {', '.join(loops)}")
+        lines.append("assembled joint coordinates: " + " ".join(f"{x:.9g}" for x in info["assembled"]))
+        lines.append(f"loop rows (m = {info['m']}), residual at the assembled q [m or 1]:")
+        width = max(len(c["name"]) for c in info["constraints"])
+        lines += [f"  {c['name']:<{width}}  {c['residual']: .2e}" for c in info["constraints"]]
+        lines += [f"rank of the constraint Jacobian: {info['rank']} ({info['redundant']} redundant rows)",
+                  f"degrees of freedom: {info['degrees_of_freedom']}" + (" (no mobility: a structure)"
+                                                                         if info["degrees_of_freedom"] == 0 else ""),
+                  f"suggested independent joints: {', '.join(info['independent_joints']) or '(none)'}"]
     return "\n".join(lines)
 
 

@@ -2,7 +2,10 @@
 
 A URDF file (an open chain, estimator.spatial) starts from q = 0 and q̇ = 0 unless ``--initial`` and
 ``--velocity`` name joints, and is integrated by classical Runge-Kutta 4 on ABA with zero joint
-forces (gravity, damping and friction act)."""
+forces (gravity, damping and friction act). A closed chain (the sidecar's ``loops``) is assembled from
+the sidecar's ``initial`` with the ``--initial`` joints held, its ``--velocity`` joints' rates given
+(the others from Φq q̇ = 0), and integrated by RK4 on the KKT accelerations with a projection onto the
+loops each step (estimator.spatial.closed_dynamics); a chain the loops leave no mobility is refused."""
 
 from __future__ import annotations
 
@@ -24,7 +27,9 @@ from estimator.forces import kinetic_energy, potential_energy
 from estimator.graph_dynamics.forward import FgOptions, simulate_fg
 from estimator.kinematics import solve_velocity_problem
 from estimator.smoother import FACTORIZATIONS, SmootherOptions
+from estimator.spatial import assembly, closed_dynamics
 from estimator.spatial import energy as spatial_energy
+from estimator.spatial.loops import loop_terms
 from estimator.spatial.model import is_urdf, joint_values, load_spatial
 from estimator.spatial.simulate import simulate as simulate_spatial
 from estimator.timeseries import write_csv
@@ -113,21 +118,35 @@ def step_count(args: argparse.Namespace) -> int:
 
 
 def run_urdf(args: argparse.Namespace) -> int:
-    """Free motion of a URDF open chain by RK4 on ABA."""
+    """Free motion of a URDF open chain by RK4 on ABA, of a closed chain on the KKT accelerations."""
     for option, given in (("--method", args.method != "ali3"), ("--integrator", args.integrator != "rk4"),
                           ("--gravity", args.gravity is not None)):
         if given:
-            raise MbstateError(f"{option}: not available for a URDF file (RK4 on ABA; gravity from the sidecar)")
+            raise MbstateError(f"{option}: not available for a URDF file (RK4 on ABA or on the KKT accelerations; "
+                               "gravity from the sidecar)")
     model = load_spatial(args.mechanism)
     q0, qd0 = joint_values(model, args.initial, "--initial"), joint_values(model, args.velocity, "--velocity")
     steps = step_count(args)
     start = time.perf_counter()
-    trajectory = simulate_spatial(model, q0, qd0, args.dt, steps)
+    if model.loops:
+        q0 = assembly.assemble(model, np.where([name in args.initial for name in model.joint_names], q0, model.initial),
+                               [model.joint_names.index(name) for name in args.initial])
+        closed_dynamics.check_mobility(model, q0)
+        qd0 = assembly.velocities(model, q0, [args.velocity[name] for name in args.velocity],
+                                  [model.joint_names.index(name) for name in args.velocity])
+        trajectory = closed_dynamics.simulate(model, q0, qd0, args.dt, steps)
+        method = "rk4 on the KKT accelerations, projected on the loops"
+    else:
+        trajectory = simulate_spatial(model, q0, qd0, args.dt, steps)
+        method = "rk4 on ABA"
     elapsed = time.perf_counter() - start
     write_csv(args.out, trajectory)
     energy = [spatial_energy.kinetic_energy(model, q, qd) + spatial_energy.potential_energy(model, q)
               for q, qd in ((trajectory.q[0], trajectory.qd[0]), (trajectory.q[-1], trajectory.qd[-1]))]
-    print(f"rk4 on ABA: {steps} steps of {args.dt:g} s in {elapsed:.3f} s (first-call compilation included)")
+    print(f"{method}: {steps} steps of {args.dt:g} s in {elapsed:.3f} s (first-call compilation included)")
+    if model.loops:
+        worst = max(np.max(np.abs(loop_terms(model, q, qd).phi)) for q, qd in zip(trajectory.q, trajectory.qd))
+        print(f"max |Φ| = {worst:.3g} m")
     print(f"total energy {energy[0]:.6g} J -> {energy[-1]:.6g} J (gravity; damping and friction dissipate)")
     print(f"written: {args.out}")
     return 0

@@ -1,13 +1,25 @@
 """``mbstate hybrid``: prescribed motion on some coordinates, free motion of the others, by one
-factor graph; the drive forces and the free motion."""
+factor graph; the drive forces and the free motion.
+
+A URDF closed chain (the sidecar's ``loops``): RK4 on the KKT system with the driven joints as extra
+rows and a projection onto the loops each sample interval (estimator.spatial.closed_dynamics.hybrid),
+from the sidecar's ``initial`` assembled with the driven joints on their first samples and the
+``--initial`` joints held; ``--velocity`` gives free joints' rates (the others from Φq q̇ = 0). The
+factor-graph options do not apply to it."""
 
 from __future__ import annotations
 
 import argparse
 
+import numpy as np
+
 from estimator.argument_types import assignments
 from estimator.cli.inverse import add_drive_arguments, add_graph_options, graph_options, load_drives, report
+from estimator.drive_trajectory import load_drive_trajectory
+from estimator.errors import MbstateError
 from estimator.graph_dynamics.hybrid import HYBRID_OPTIONS, fg_hybrid_dynamics
+from estimator.spatial import assembly, closed_dynamics
+from estimator.spatial.model import is_urdf, joint_values, load_spatial
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -17,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Drive the named coordinates of MECH along the trajectory file (time grid = the file's "
                     "times); the other coordinates move freely under the mechanism's forces from the initial "
                     "state. Writes t, q, qd, qdd, Q.<drive> and lambda as CSV.")
-    parser.add_argument("mechanism", metavar="MECH.yaml", help="mechanism file")
+    parser.add_argument("mechanism", metavar="MECH.yaml", help="mechanism file, or a URDF closed chain (*.urdf)")
     add_drive_arguments(parser)
     parser.add_argument("--initial", type=assignments, default={}, metavar="NAME=VALUE,...",
                         help="initial values of free coordinates, held while assembling (default: the file's)")
@@ -31,8 +43,36 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load, solve, write and print a short summary."""
+    if is_urdf(args.mechanism):
+        return run_urdf(args)
     mech, drives, samples = load_drives(args)
     result = fg_hybrid_dynamics(mech, drives, samples.t, *samples.derivatives(), initial=args.initial,
                                 rates=args.velocity, options=graph_options(args))
     report(args.out, result, samples, f"({result.iterations} Gauss-Newton iteration(s))")
+    return 0
+
+
+def run_urdf(args: argparse.Namespace) -> int:
+    """Hybrid dynamics of a URDF closed chain (module docstring)."""
+    model = load_spatial(args.mechanism)
+    if not model.loops:
+        raise MbstateError(f"{args.mechanism}: hybrid dynamics of a URDF needs a closed chain (sidecar loops); an open "
+                           "chain's free motion: mbstate forward, its drive forces: mbstate inverse")
+    drives = [name.strip() for name in args.drive.split(",")]
+    if len(set(drives)) != len(drives):
+        raise MbstateError(f"--drive: repeated names: {', '.join(drives)}")
+    joint_values(model, dict.fromkeys(drives, 0.0), "--drive")  # each a movable joint, else one error line
+    driven = [model.joint_names.index(name) for name in drives]
+    samples = load_drive_trajectory(args.trajectory, len(drives))
+    pos, vel, acc = samples.derivatives()
+    start = joint_values(model, args.initial, "--initial")
+    held = driven + [model.joint_names.index(name) for name in args.initial]
+    guess = model.initial.copy()
+    guess[held] = np.concatenate((pos[0], start[held[len(driven):]]))
+    q0 = assembly.assemble(model, guess, held)
+    rates = joint_values(model, args.velocity, "--velocity")
+    given = driven + [model.joint_names.index(name) for name in args.velocity if name not in drives]
+    qd0 = assembly.velocities(model, q0, np.concatenate((vel[0], rates[given[len(driven):]])), given)
+    result = closed_dynamics.hybrid(model, driven, samples.t, pos, vel, acc, q0, qd0)
+    report(args.out, result, samples, "(spatial closed chain: RK4 on the KKT system, projected)")
     return 0

@@ -1,7 +1,11 @@
 """``mbstate inverse``: drive forces along a prescribed trajectory of the driven coordinates.
 
 For a URDF file (an open chain, estimator.spatial) ``--drive`` lists every movable joint; the
-output's ``Q.<joint>`` are the joint forces of the RNEA (gravity, damping and friction included)."""
+output's ``Q.<joint>`` are the joint forces of the RNEA (gravity, damping and friction included). A
+closed chain (the sidecar's ``loops``) is driven on as many joints as it has degrees of freedom
+(estimator.spatial.closed_dynamics.inverse); ``lambda.<k>`` are its loop rows' multipliers in the order
+``mbstate check`` lists them (a ball row's λ is the force on its frame B's body, world axes [N]), and
+the summary gives each loop's largest reaction force and moment (closed_dynamics.loop_wrenches)."""
 
 from __future__ import annotations
 
@@ -18,7 +22,9 @@ from estimator.graph_dynamics.inverse import DRIVE_RATES, ORDERINGS, FGOptions, 
 from estimator.mechanism_file import load_mechanism
 from estimator.model import Mechanism
 from estimator.smoother import FACTORIZATIONS
-from estimator.spatial.model import is_urdf, joint_order, load_spatial
+from estimator.spatial import closed_dynamics
+from estimator.spatial.loops import row_names
+from estimator.spatial.model import SpatialModel, is_urdf, joint_order, load_spatial
 from estimator.spatial.simulate import inverse_trajectory
 from estimator.timeseries import write_csv
 
@@ -59,6 +65,8 @@ def run_urdf(args: argparse.Namespace) -> int:
         raise MbstateError(f"--method {args.method}: for planar mechanism files only (a URDF: classical)")
     model = load_spatial(args.mechanism)
     drives = [name.strip() for name in args.drive.split(",")]
+    if model.loops:
+        return run_closed(args, model, drives)
     order = joint_order(model, drives, "--drive")
     samples = load_drive_trajectory(args.trajectory, len(drives))
     pos, vel, acc = (values[:, order] for values in samples.derivatives())
@@ -66,6 +74,27 @@ def run_urdf(args: argparse.Namespace) -> int:
     trajectory = inverse_trajectory(model, samples.t, pos, vel, acc)
     report(args.out, InverseDynamicsResult(trajectory, (time.perf_counter() - start) / len(samples.t)), samples,
            "(spatial RNEA)")
+    return 0
+
+
+def run_closed(args: argparse.Namespace, model: SpatialModel, drives: list[str]) -> int:
+    """Inverse dynamics of a URDF closed chain along the trajectory of its driven joints."""
+    unknown = [name for name in drives if name not in model.joint_names]
+    if unknown or len(set(drives)) != len(drives):
+        raise MbstateError(f"--drive: {'unknown joint ' + ', '.join(unknown) if unknown else 'repeated names'} "
+                           f"(movable joints of {model.name}: {', '.join(model.joint_names)})")
+    samples = load_drive_trajectory(args.trajectory, len(drives))
+    driven = [model.joint_names.index(name) for name in drives]
+    result = closed_dynamics.inverse(model, driven, samples.t, *samples.derivatives())
+    report(args.out, result, samples, "(spatial closed chain: assembly, RNEA and least squares)")
+    trajectory = result.trajectory
+    print("lambda columns: " + ", ".join(f"{k}: {name}" for k, name in enumerate(row_names(model))))
+    peaks: dict[str, np.ndarray] = {}
+    for q, lam in zip(trajectory.q, trajectory.lam):
+        for name, wrench in closed_dynamics.loop_wrenches(model, q, lam).items():
+            peaks[name] = np.maximum(peaks.get(name, 0.0), [np.linalg.norm(wrench[:3]), np.linalg.norm(wrench[3:])])
+    for name, (moment, force) in peaks.items():
+        print(f"  loop {name}: reaction up to {force:.6g} N and {moment:.6g} N·m")
     return 0
 
 

@@ -2,7 +2,9 @@
 
 A URDF file (an open chain, estimator.spatial.statics) starts from q = 0 with the held joints at
 their values; its coordinates are the joint names, it has no multipliers, and its joint limits are
-not enforced (a note names the joints outside them)."""
+not enforced (a note names the joints outside them). A closed chain (the sidecar's ``loops``,
+estimator.spatial.closed_statics) starts from the sidecar's ``initial`` assembled with the held joints
+at their values; its multipliers are those of its independent loop rows."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from estimator.argument_types import assignments
 from estimator.dynamics.equilibrium import Equilibrium
 from estimator.dynamics.statics import solve_statics
 from estimator.mechanism_file import load_mechanism
+from estimator.spatial.closed_statics import solve_statics as solve_closed_statics
 from estimator.spatial.model import is_urdf, load_spatial
 from estimator.spatial.statics import outside_limits
 from estimator.spatial.statics import solve_statics as solve_spatial_statics
@@ -40,10 +43,12 @@ def run(args: argparse.Namespace) -> int:
     """Solve, print coordinates, multipliers and the verdict; optionally write a CSV."""
     if is_urdf(args.mechanism):
         model = load_spatial(args.mechanism)
-        result = solve_spatial_statics(model, args.hold)
+        solve = solve_closed_statics if model.loops else solve_spatial_statics
+        result = solve(model, args.hold)
         outside = outside_limits(model, result.q)
         notes = [f"note: joint limits are not enforced; outside them: {', '.join(outside)}"] if outside else []
-        report(model.joint_names, result, "q = 0, the held joints at their values", args.out, notes)
+        start = "the sidecar's initial" if model.loops else "q = 0"
+        report(model.joint_names, result, f"{start}, the held joints at their values", args.out, notes)
     else:
         mech = load_mechanism(args.mechanism)
         start = "the file's coordinates; move them to find another"

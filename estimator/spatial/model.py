@@ -17,7 +17,7 @@ import numpy as np
 from estimator.errors import MbstateError
 from estimator.spatial import lie
 from estimator.spatial.ops import pack
-from estimator.spatial.sidecar import FrameSpec, Sidecar, read_sidecar
+from estimator.spatial.sidecar import FrameSpec, LoopSpec, Sidecar, read_sidecar
 from estimator.spatial.urdf import UrdfRobot, read_urdf
 
 REVOLUTE, PRISMATIC = 0, 1  # joint kinds in the kernels: continuous joints are revolute
@@ -46,6 +46,9 @@ class SpatialModel:
     M_ii) [kg·m² or kg] per joint; gravity (3,) [m/s²]; actuated (n_act,) the joint index of each
     actuator; packed (n, ops.G_WIDTH): the same as the kernels read it (ops.pack; a workspace copies
     it, estimator.spatial.dynamics.workspace); dof = n and shape = (n,).
+
+    A closed chain: the tree is its spanning tree and ``loops`` its loop closures between named
+    frames (estimator.spatial.loops); ``initial`` (n,) the assembly's start (the sidecar's, else 0).
     """
     name: str
     base: str
@@ -70,6 +73,8 @@ class SpatialModel:
     actuator_names: tuple[str, ...]
     actuated: np.ndarray
     frames: tuple[Frame, ...]
+    loops: tuple[LoopSpec, ...]
+    initial: np.ndarray
     screw: np.ndarray = field(init=False)
     packed: np.ndarray = field(init=False)
     dof: int = field(init=False)
@@ -168,7 +173,7 @@ def build_model(robot: UrdfRobot, extra: Sidecar) -> SpatialModel:
     frames = [Frame(link, body, pose[0], pose[1]) for link, (body, pose) in attached.items()]
     frames += [_frame(spec, attached) for spec in extra.frames]
     names = [joint.name for joint in joints]
-    armature = dict(extra.armature)
+    armature, initial = dict(extra.armature), dict(extra.initial)
     return SpatialModel(
         name=robot.name, base=robot.root, joint_names=tuple(names),
         joint_types=tuple(joint.type for joint in joints),
@@ -184,7 +189,7 @@ def build_model(robot: UrdfRobot, extra: Sidecar) -> SpatialModel:
         armature=np.array([armature.get(name, 0.0) for name in names]),
         gravity=np.array(extra.gravity, dtype=float), actuator_names=tuple(name for name, _ in extra.actuators),
         actuated=np.array([names.index(joint) for _, joint in extra.actuators], dtype=np.int64),
-        frames=tuple(frames))
+        frames=tuple(frames), loops=extra.loops, initial=np.array([initial.get(name, 0.0) for name in names]))
 
 
 def _frame(spec: FrameSpec, attached: dict) -> Frame:

@@ -8,6 +8,12 @@ Keys (all optional):
   sensors and loads, posed in a link's frame (xyz [m], rpy [rad], default 0);
 - ``armature: {JOINT: VALUE, …}``: the rotor inertia reflected through the gearing, Jm G² [kg·m² or
   kg], added to the joint's diagonal of M (URDF has no element for it), default 0;
+- ``loops: [{name: NAME, type: ball | revolute | weld, frames: [A, B]}, …]``: loop closures of a
+  closed chain whose spanning tree the URDF holds (URDF cannot hold a loop: a link has one parent),
+  between two named frames (links or the frames above): ball, A's origin on B's; revolute, besides,
+  A's z axis along B's; weld, A's frame on B's (estimator.spatial.loops);
+- ``initial: {JOINT: VALUE, …}``: the start of the assembly of a closed chain (Newton-Raphson on
+  the loops, estimator.spatial.assembly) [rad or m], default 0, choosing its branch;
 - ``name``, ``description``: free text.
 """
 
@@ -21,6 +27,7 @@ from estimator.spatial.urdf import UrdfRobot
 from estimator.yaml_file import read_yaml
 
 GRAVITY = (0.0, 0.0, -9.81)
+LOOP_TYPES = ("ball", "revolute", "weld")
 
 
 @dataclass(frozen=True)
@@ -32,13 +39,23 @@ class FrameSpec:
 
 
 @dataclass(frozen=True)
+class LoopSpec:
+    """A loop closure ``type`` (LOOP_TYPES) between the named frames ``frames`` = (A, B)."""
+    name: str
+    type: str
+    frames: tuple[str, str]
+
+
+@dataclass(frozen=True)
 class Sidecar:
-    """Gravity, the actuators as (name, joint) pairs, the extra named frames and the armature as
-    (joint, value) pairs (joints not named: 0)."""
+    """Gravity, the actuators as (name, joint) pairs, the extra named frames, the armature and the
+    assembly's start as (joint, value) pairs (joints not named: 0), the loop closures."""
     gravity: tuple[float, ...]
     actuators: tuple[tuple[str, str], ...]
     frames: tuple[FrameSpec, ...]
     armature: tuple[tuple[str, float], ...] = ()
+    loops: tuple[LoopSpec, ...] = ()
+    initial: tuple[tuple[str, float], ...] = ()
 
     @staticmethod
     def default(robot: UrdfRobot) -> Sidecar:
@@ -69,9 +86,14 @@ def read_sidecar(path: str | Path, robot: UrdfRobot) -> Sidecar:
         if frame.name in taken:
             raise top.error("frames", f"frame name {frame.name!r} is already a link or frame name")
         taken.add(frame.name)
-    armature = _armature(top.section("armature", {}), movable)
+    armature = _joint_values(top.section("armature", {}), movable, 0.0)
+    initial = _joint_values(top.section("initial", {}), movable, None)
+    loops = tuple(_loop_spec(top, k, entry, taken) for k, entry in enumerate(_list(top, "loops")))
+    names = [loop.name for loop in loops]
+    if len(set(names)) != len(names):
+        raise top.error("loops", f"names not unique: {names}")
     top.finish()
-    return Sidecar(gravity, actuators, frames, armature)
+    return Sidecar(gravity, actuators, frames, armature, loops, initial)
 
 
 def _list(top: Section, key: str) -> list:
@@ -91,12 +113,12 @@ def _actuator(top: Section, k: int, entry: object, movable: set[str]) -> tuple[s
     return name, joint
 
 
-def _armature(section: Section, movable: set[str]) -> tuple[tuple[str, float], ...]:
-    """(joint, Jm G²) pairs, each joint a movable joint of the URDF, each value not negative."""
+def _joint_values(section: Section, movable: set[str], minimum: float | None) -> tuple[tuple[str, float], ...]:
+    """(joint, value) pairs, each joint a movable joint of the URDF, each value at least ``minimum``."""
     for joint in section.data:
         if joint not in movable:
             raise section.error(str(joint), f"{joint!r} is not a movable joint of the URDF")
-    out = tuple((joint, section.number(joint, minimum=0.0)) for joint in section.data)
+    out = tuple((joint, section.number(joint, minimum=minimum)) for joint in section.data)
     section.finish()
     return out
 
@@ -109,3 +131,18 @@ def _frame_spec(top: Section, k: int, entry: object, links: set[str]) -> FrameSp
     spec = FrameSpec(name, link, item.numbers("xyz", 3, (0.0, 0.0, 0.0)), item.numbers("rpy", 3, (0.0, 0.0, 0.0)))
     item.finish()
     return spec
+
+
+def _loop_spec(top: Section, k: int, entry: object, frames: set[str]) -> LoopSpec:
+    item = Section(top.source, f"sidecar.loops[{k}]", entry)
+    name, kind = item.text("name"), item.choice("type", LOOP_TYPES)
+    pair = item.raw("frames")
+    if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(f, str) for f in pair)):
+        raise item.error("frames", "must be a list of two frame names [A, B]")
+    for frame in pair:
+        if frame not in frames:
+            raise item.error("frames", f"{frame!r} is not a link of the URDF or a sidecar frame")
+    if pair[0] == pair[1]:
+        raise item.error("frames", f"the two frames are the same, {pair[0]!r}")
+    item.finish()
+    return LoopSpec(name, kind, (pair[0], pair[1]))

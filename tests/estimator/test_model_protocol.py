@@ -68,7 +68,7 @@ def test_the_spatial_step_rows_are_the_rnea_less_the_unknown_forces_with_their_j
 
 def test_the_spatial_free_motion_balances_its_own_step_rows() -> None:
     """q̈ of free_accelerations zeroes d with no unknown forces; M q̈ = Q; M is the CRBA's; a tree has no
-    constraint rows and refuses to be asked for some."""
+    loop rows and refuses to be asked for some."""
     model = load_spatial(URDF / "test_tree.urdf")
     n = model.n
     assert model.coordinate_names == model.joint_names and n == model.dof == len(model.joint_names)
@@ -82,7 +82,7 @@ def test_the_spatial_free_motion_balances_its_own_step_rows() -> None:
     np.testing.assert_array_equal(mass_matrix(model, q), crba(model, q))
     error, jacobian = constraint_rows(model, np.zeros(0, int), q, qd, qdd, True)
     assert error.shape == (0,) and jacobian.shape == (0, 3 * n)
-    with pytest.raises(ValueError, match="a tree has no constraint rows, asked for 2"):
+    with pytest.raises(ValueError, match="has 0 loop rows, asked for rows \\[0, 1\\]"):
         constraint_rows(model, np.arange(2), q, qd, qdd, True)
 
 
