@@ -30,7 +30,7 @@ LAYERS: dict[str, tuple[int, tuple[str, ...]]] = {
     "factors": (2, ("estimator.factors", "estimator.smoother")),
     "online estimator": (3, ("estimator.online", "estimator.graph_dynamics")),
     "node": (4, ("estimator.node", "estimator.logfile")),
-    "replay and demo": (5, ("replay", "estimator.demo")),
+    "replay and demo": (5, ("replay", "estimator.demo", "estimator.view")),
     "CLI and benchmarks": (6, ("estimator.cli", "estimator.benchmarks", "estimator.__main__")),
 }
 PACKAGE_ROOTS = ("estimator", "replay")  # bare package modules (``__init__``) with no code of their own

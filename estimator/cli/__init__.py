@@ -21,8 +21,8 @@ from estimator.allocator import fixed_mmap_threshold
 from estimator.errors import MbstateError
 from estimator.threads import one_blas_thread
 
-COMMAND_MODULES = ("demo", "run", "replay", "publish", "log", "echo", "simulate", "check", "forward", "inverse", "hybrid",
-                   "statics", "bench", "keys", "lab", "doctor")
+COMMAND_MODULES = ("demo", "run", "view", "replay", "publish", "log", "echo", "simulate", "check", "forward", "inverse",
+                   "hybrid", "statics", "bench", "keys", "lab", "doctor")
 
 
 class ArgumentParser(argparse.ArgumentParser):

@@ -25,11 +25,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--json", action="store_true", help="the summary as one JSON object")
     parser.add_argument("--curve", action="store_true",
                         help="the node and the sensor process use CURVE (node.curve), with key pairs made for the run")
+    parser.add_argument("--sigmas", action="store_true",
+                        help="the estimator publishes σ with every estimate (publish_sigmas; the view's bands)")
+    parser.add_argument("--view", action="store_true",
+                        help="watch it live: serve the view (mbstate view) on 127.0.0.1 and print its URL on a line "
+                             "of its own (on stderr with --json)")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    summary = run_demo(args.duration, args.seed, curve=args.curve,
-                       progress=lambda text: print(f"mbstate demo: {text}", file=sys.stderr, flush=True))
+    url_stream = sys.stderr if args.json else sys.stdout
+    summary = run_demo(args.duration, args.seed, curve=args.curve, sigmas=args.sigmas,
+                       progress=lambda text: print(f"mbstate demo: {text}", file=sys.stderr, flush=True),
+                       view=(lambda url: print(url, file=url_stream, flush=True)) if args.view else None)
     print(json.dumps(summary) if args.json else summary_text(summary))
     return 130 if summary["interrupted"] else 0  # 130: as the shell reports an interrupted command

@@ -3,11 +3,12 @@ estimates, apart from the node so that the node's loop has its process (and its 
 in production.
 
 The node's side starts it with :class:`Peer` (a context manager that always reaps the process);
-the process runs ``python -m estimator.demo.peer DIR SUB PUB CONTROL [CLIENT.key_secret NODE.key]``
-(:func:`main`): DIR/readings.msgpack holds the sensor messages (a msgpack list of maps in stamp order),
-SUB / PUB / CONTROL are the node's bound endpoints, the two key files the peer's CURVE keys for a
-node with ``node.curve`` (estimator.node.client). The peer, in one thread (light: it shares the
-machine's cores with the node):
+the process runs ``python -m estimator.demo.peer DIR SUB PUB CONTROL [CLIENT.key_secret NODE.key]
+[--tap ENDPOINT]`` (:func:`main`): DIR/readings.msgpack holds the sensor messages (a msgpack list of maps
+in stamp order), SUB / PUB / CONTROL are the node's bound endpoints, the two key files the peer's CURVE
+keys for a node with ``node.curve`` (estimator.node.client), ENDPOINT where the live view takes the
+readings too (``mbstate demo --view``: a plain PUB connected to it sends each reading there as well).
+The peer, in one thread (light: it shares the machine's cores with the node):
 
 1. subscribes to PUB and waits for the connection's handshake (a subscription made later would miss
    the first estimates); the ZeroMQ I/O thread queues what arrives, unbounded, until step 4;
@@ -75,15 +76,18 @@ def _subscribe(context: zmq.Context, endpoint: str, keys: ClientKeys | None) -> 
     return socket
 
 
-def _send_paced(socket: zmq.Socket, readings: list[dict], stop: threading.Event) -> int:
-    """Send ``readings`` at real time by their stamps (msgpack-encoded before the clock starts); how
-    many were sent before ``stop``."""
+def _send_paced(socket: zmq.Socket, readings: list[dict], stop: threading.Event, tap: zmq.Socket | None = None
+                ) -> int:
+    """Send ``readings`` at real time by their stamps (msgpack-encoded before the clock starts), also on
+    ``tap``; how many were sent before ``stop``."""
     packed = [pack(message) for message in readings]
     sent = 0
     for _, data in zip(paced(readings), packed):
         if stop.is_set():
             break
         socket.send(data)
+        if tap is not None:
+            tap.send(data)
         sent += 1
     return sent
 
@@ -112,14 +116,19 @@ def _collect(socket: zmq.Socket) -> tuple[list[dict], dict | None]:
 
 
 def run_peer(readings: list[dict], sub: str, pub: str, control: str, stop: threading.Event,
-             keys: ClientKeys | None = None) -> dict[str, Any]:
-    """Steps 1–4 of the module docstring, in one thread (a CURVE client with ``keys``); the report."""
+             keys: ClientKeys | None = None, tap: str | None = None) -> dict[str, Any]:
+    """Steps 1–4 of the module docstring, in one thread (a CURVE client with ``keys``; the readings also
+    to ``tap``); the report."""
     context = zmq.Context()
     context.setsockopt(zmq.LINGER, 0)
     try:
         subscriber = _subscribe(context, pub, keys)
         publisher = connect_publisher(context, sub, CONNECT_WAIT_S, keys)
-        sent = _send_paced(publisher, readings, stop)
+        tapped = None
+        if tap is not None:
+            tapped = context.socket(zmq.PUB)
+            tapped.connect(tap)
+        sent = _send_paced(publisher, readings, stop, tapped)
         _shut_down_after_intake(context, control, sent, stop, keys)
         estimates, stopped = _collect(subscriber)
         return {"sent": sent, "estimates": estimates, "stopped": stopped}
@@ -135,16 +144,22 @@ def _watch_parent(parent: int, stop: threading.Event, orphaned: threading.Event)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m estimator.demo.peer DIR SUB PUB CONTROL [CLIENT.key_secret NODE.key]`` (see the module
-    docstring)."""
-    directory, sub, pub, control, *key_files = argv if argv is not None else sys.argv[1:]
+    """``python -m estimator.demo.peer DIR SUB PUB CONTROL [CLIENT.key_secret NODE.key] [--tap ENDPOINT]``
+    (see the module docstring)."""
+    argv = list(argv if argv is not None else sys.argv[1:])
+    tap = None
+    if "--tap" in argv:
+        at = argv.index("--tap")
+        tap = argv[at + 1]
+        del argv[at:at + 2]
+    directory, sub, pub, control, *key_files = argv
     stop, orphaned = threading.Event(), threading.Event()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     threading.Thread(target=_watch_parent, args=(os.getppid(), stop, orphaned), daemon=True).start()
     readings = msgpack.unpackb((Path(directory) / READINGS).read_bytes(), raw=False)
     try:
-        report = run_peer(readings, sub, pub, control, stop, ClientKeys.load(*key_files) if key_files else None)
+        report = run_peer(readings, sub, pub, control, stop, ClientKeys.load(*key_files) if key_files else None, tap)
     except MbstateError as exc:
         print(f"mbstate demo (sensor process): error: {exc}", file=sys.stderr)
         return 2
@@ -162,16 +177,17 @@ def main(argv: list[str] | None = None) -> int:
 class Peer:
     """The peer process, from the node's side: started on the node's endpoints (with ``key_files``,
     CLIENT.key_secret and NODE.key: a CURVE client), reaped on exit (killed if still running) with
-    its files."""
+    its files; ``tap``: where the readings go as well (the live view's endpoint)."""
 
-    def __init__(self, readings: list[dict], endpoints: dict[str, str], key_files: tuple[str, str] | tuple = ()
-                 ) -> None:
+    def __init__(self, readings: list[dict], endpoints: dict[str, str], key_files: tuple[str, str] | tuple = (),
+                 tap: str | None = None) -> None:
         self._directory = tempfile.TemporaryDirectory(prefix="mbstate-demo-")
         path = Path(self._directory.name)
         (path / READINGS).write_bytes(pack(readings))
         self.process = subprocess.Popen(
             [sys.executable, "-m", "estimator.demo.peer", str(path), endpoints["sub"], endpoints["pub"],
-             endpoints["control"], *key_files], cwd=PACKAGE_ROOT, stdin=subprocess.DEVNULL)
+             endpoints["control"], *key_files, *(("--tap", tap) if tap else ())], cwd=PACKAGE_ROOT,
+            stdin=subprocess.DEVNULL)
 
     def __enter__(self) -> Peer:
         return self

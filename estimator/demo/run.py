@@ -11,6 +11,9 @@
    taken in every reading. With ``curve`` the node and the peer use CURVE (a key pair each, made
    for the run in a temporary directory and removed after it). A watchdog thread stops the node if
    that process ends first or the run outlasts its deadline; the process is always reaped.
+   With ``view`` the live view (estimator.view) runs in a third process: it subscribes to the node's
+   output, takes the readings from the sensor process on an endpoint of its own and shows the truth
+   beside the estimates (a truth file); the node does no work for it beyond one more subscriber.
 4. Summary: the node's counters and step latency, and the RMSE of the estimates the subscriber
    received against the truth at their step times: ``q`` over the point coordinates [m], ``qd`` [m/s],
    ``angle`` over the other coordinates (the crank angle) [rad], ``force`` over the estimated
@@ -43,6 +46,9 @@ from estimator.node.access import CurveParams, make_key_pair
 from estimator.node.config import NodeConfig, load_node_config
 from estimator.node.intake import EstimatorFactory, intake_for, online_estimator
 from estimator.node.runtime import Node
+from estimator.view.process import ViewProcess
+from estimator.view.run import ViewParams
+from estimator.view.truth import write_truth
 from sensors.virtual import Truth, simulate_readings
 
 DATA_FILES = {"mechanism": "fourbar_crank.yaml", "sensors": "fourbar_sensors.yaml",
@@ -68,9 +74,11 @@ def demo_keys(curve: bool) -> Iterator[tuple[CurveParams | None, tuple[str, ...]
 
 
 @contextlib.contextmanager
-def demo_config(estimator_config: Any = None, curve: CurveParams | None = None) -> Iterator[NodeConfig]:
-    """The packaged configuration with free loopback ports, no recording and ``curve`` as
-    ``node.curve`` (``estimator_config``: reader of the estimator section, for tests)."""
+def demo_config(estimator_config: Any = None, curve: CurveParams | None = None, sigmas: bool = False
+                ) -> Iterator[NodeConfig]:
+    """The packaged configuration with free loopback ports, no recording, ``curve`` as ``node.curve`` and
+    ``sigmas`` as the estimator's ``publish_sigmas`` (``estimator_config``: reader of the estimator
+    section, for tests)."""
     data = importlib.resources.files("estimator") / "data"
     with contextlib.ExitStack() as stack:
         paths = {key: stack.enter_context(importlib.resources.as_file(data / name)) for key, name in DATA_FILES.items()}
@@ -78,7 +86,8 @@ def demo_config(estimator_config: Any = None, curve: CurveParams | None = None) 
                                   sensors=paths["sensors"])
         node = dataclasses.replace(config.node, sub=LOOPBACK, pub=LOOPBACK, control=LOOPBACK, curve=curve,
                                    log=dataclasses.replace(config.node.log, path=None))
-        yield dataclasses.replace(config, node=node)
+        estimator = dataclasses.replace(config.estimator, publish_sigmas=True) if sigmas else config.estimator
+        yield dataclasses.replace(config, node=node, estimator=estimator)
 
 
 def crank_truth(mech: Mechanism, duration: float) -> Truth:
@@ -97,6 +106,23 @@ def warm_up(config: NodeConfig, estimator_factory: EstimatorFactory, readings: l
         if message["t"] > end:
             return
         intake.handle(message)
+
+
+@contextlib.contextmanager
+def live_view(config: NodeConfig, node: Node, truth: Truth, key_files: tuple[str, ...],
+              announce: Callable[[str], None] | None) -> Iterator[str | None]:
+    """With ``announce``: the view in its own process, on the node's output with the truth; ``announce``
+    hears its URL; yields the endpoint the sensor process sends the readings to as well (None: no view)."""
+    if announce is None:
+        yield None
+        return
+    with ViewProcess() as view:
+        write_truth(view.truth, truth.t, truth.q, truth.f, [a.name for a in config.mech.actuators])
+        curve_key, server_key = key_files or (None, None)
+        announce(view.start(ViewParams(mechanism=config.mech.source, endpoint=node.endpoints["pub"],
+                                       readings=view.readings, truth=str(view.truth), curve_key=curve_key,
+                                       server_key=server_key)))
+        yield view.readings
 
 
 def _stop_when_peer_ends(node: Node, peer: Peer, deadline_s: float) -> None:
@@ -133,11 +159,14 @@ def rmse(estimates: list[dict], truth: Truth, mech: Mechanism, actuators: list[s
 
 def run_demo(duration: float = 5.0, seed: int = 0, estimator_factory: EstimatorFactory = online_estimator,
              estimator_config: Any = None, progress: Callable[[str], None] = lambda text: None,
-             curve: bool = False) -> dict[str, Any]:
+             curve: bool = False, sigmas: bool = False, view: Callable[[str], None] | None = None
+             ) -> dict[str, Any]:
     """Run the demo (see the module docstring); the summary as a map (``interrupted``: SIGINT / SIGTERM
     stopped the node before every reading was sent). ``progress`` hears what it is doing; ``curve``:
-    the node and its peer use CURVE."""
-    with demo_keys(curve) as (curve_params, key_files), demo_config(estimator_config, curve_params) as config:
+    the node and its peer use CURVE; ``sigmas``: the estimates carry σ; ``view``: run the live view, which
+    hears its URL."""
+    with (demo_keys(curve) as (curve_params, key_files),
+          demo_config(estimator_config, curve_params, sigmas) as config):
         progress("starting: simulating the four-bar and warming up the estimator "
                  "(the first run compiles the numeric kernels: up to a minute)...")
         truth = crank_truth(config.mech, duration)
@@ -145,7 +174,8 @@ def run_demo(duration: float = 5.0, seed: int = 0, estimator_factory: EstimatorF
         warm_up(config, estimator_factory, readings)
         progress(f"running: {duration:g} s of sensor readings from a second process to the node...")
         started = time.monotonic()
-        with Node(config, estimator_factory) as node, Peer(readings, node.endpoints, key_files) as peer:
+        with (Node(config, estimator_factory) as node, live_view(config, node, truth, key_files, view) as tap,
+              Peer(readings, node.endpoints, key_files, tap) as peer):
             deadline_s = 2 * duration + DEADLINE_MARGIN_S
             watchdog = threading.Thread(target=_stop_when_peer_ends, args=(node, peer, deadline_s),
                                         name="demo-watchdog", daemon=True)

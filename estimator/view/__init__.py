@@ -1,0 +1,1 @@
+"""The live view (``mbstate view``, ``mbstate demo --view``): a page on loopback drawing a node's estimates."""

@@ -1,0 +1,149 @@
+"""The view's input: a node's output (and optionally sensor readings) decimated to one frame per display tick.
+
+The node publishes an ``estimate`` every step (1 kHz) and a ``status`` every ``status_period_s``
+(estimator.node.publishing). The view subscribes in its own process: the node does no work for it beyond
+the send to one more subscriber. Each :meth:`Feed.frame` drains what queued since the previous tick
+(ZeroMQ's I/O thread queues it meanwhile), keeps the newest estimate, status and reading of each
+sensor, and returns one frame: the points of the estimated pose (and of the true one with a truth file),
+the chosen series with σ when the node publishes it (``publish_sigmas``), the readings, and the node's
+health. Readings come from sensors that also connect to the view's ``readings`` endpoint (bound here:
+a PUB may connect to the node and to the view).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import zmq
+
+from estimator.errors import MbstateError
+from estimator.model import Mechanism
+from estimator.node.client import ClientKeys, curve_client
+from estimator.node.publishing import UNPACK_ERRORS, unpack
+from estimator.view.scene import Scene
+from estimator.view.truth import TruthTrack
+
+QUEUE = 100_000  # [messages] queued between two frames at most (ZMQ_RCVHWM); 1 kHz for 100 s
+
+
+def default_series(mech: Mechanism) -> list[str]:
+    """The coordinates that are not point coordinates (angles), then every actuator."""
+    points = set(mech.point_coordinates)
+    return [name for i, name in enumerate(mech.coordinate_names) if i not in points] + [a.name for a in mech.actuators]
+
+
+class Feed:
+    """Sockets to a node's output ``endpoint`` (a CURVE client with ``keys``) and, with ``readings``, a
+    bound SUB for sensor messages; ``series``: coordinate or actuator names to plot; ``truth``: a truth file."""
+
+    def __init__(self, mech: Mechanism, endpoint: str, series: Sequence[str], readings: str | None = None,
+                 truth: str | None = None, keys: ClientKeys | None = None) -> None:
+        unknown = [name for name in series if name not in mech.coordinate_names
+                   and name not in [a.name for a in mech.actuators]]
+        if unknown:
+            raise MbstateError(f"unknown series {', '.join(unknown)} (coordinates: {', '.join(mech.coordinate_names)}; "
+                               f"actuators: {', '.join(a.name for a in mech.actuators) or 'none'})")
+        self.mech, self.scene, self.series = mech, Scene(mech), list(series)
+        self.truth = TruthTrack(truth) if truth else None
+        self.context = zmq.Context()
+        self.context.setsockopt(zmq.LINGER, 0)
+        try:
+            self.node = self._sub(endpoint, keys, bind=False)
+            self.readings = self._sub(readings, None, bind=True) if readings else None
+        except MbstateError:
+            self.close()
+            raise
+        self.estimate: dict[str, Any] | None = None
+        self.status: dict[str, Any] | None = None
+        self.latest_readings: dict[str, list[float]] = {}
+        self.count, self.frames, self._since = 0, 0, time.monotonic()
+
+    def _sub(self, endpoint: str, keys: ClientKeys | None, bind: bool) -> zmq.Socket:
+        socket = self.context.socket(zmq.SUB)
+        socket.setsockopt(zmq.RCVHWM, QUEUE)
+        socket.subscribe(b"")
+        if keys is not None:
+            curve_client(socket, keys)
+        try:
+            if bind:
+                socket.bind(endpoint)
+            else:
+                socket.connect(endpoint)
+        except zmq.ZMQError as exc:
+            raise MbstateError(f"cannot {'bind' if bind else 'connect to'} {endpoint} ({exc})") from None
+        return socket
+
+    def frame(self) -> dict[str, Any]:
+        """Drain both sockets and return the next frame (module docstring)."""
+        estimates = 0
+        for message in _drained(self.node):
+            if message.get("type") == "estimate":
+                self.estimate, estimates = message, estimates + 1
+            elif message.get("type") == "status":
+                self.status = message
+        if self.readings is not None:
+            for message in _drained(self.readings):
+                value = message.get("value")
+                if isinstance(message.get("sensor"), str) and value is not None:
+                    self.latest_readings[message["sensor"]] = value if isinstance(value, list) else [value]
+        now = time.monotonic()
+        rate, self.count = estimates / max(now - self._since, 1e-9), self.count + estimates
+        self._since, self.frames = now, self.frames + 1
+        return {"frame": self.frames, "estimates": self.count, **self._state(), "readings": self.latest_readings,
+                "health": health(self.status, rate)}
+
+    def _state(self) -> dict[str, Any]:
+        """The estimate's and the truth's points and series at the newest estimate (nothing before the first)."""
+        e = self.estimate
+        if e is None:
+            return {"t": None, "estimate": None, "truth": None}
+        sigma = e.get("sigma") or {}
+        forces, force_sigma = e["forces"], dict(zip(e["forces"], sigma.get("forces", ())))
+        series = {}
+        for name in self.series:
+            if name in self.mech.coordinate_names:
+                i = self.mech.index(name)
+                series[name] = [e["q"][i], sigma["q"][i] if "q" in sigma else None]
+            elif name in forces:
+                series[name] = [forces[name], force_sigma.get(name)]
+        truth = self.truth.at(e["t"]) if self.truth is not None else None
+        true_state = None
+        if truth is not None:
+            q, f = truth
+            true_state = {"points": self.scene.points(q),
+                          "series": {name: float(q[self.mech.index(name)]) if name in self.mech.coordinate_names
+                                     else f.get(name) for name in self.series}}
+        return {"t": e["t"], "estimate": {"points": self.scene.points(e["q"]), "series": series,
+                                          "flags": e.get("flags", [])}, "truth": true_state}
+
+    def close(self) -> None:
+        self.context.destroy(linger=0)
+
+
+def _drained(socket: zmq.Socket) -> list[dict[str, Any]]:
+    """Every message queued on ``socket`` (at most QUEUE), unpacked; undecodable ones left out."""
+    messages = []
+    for _ in range(QUEUE):
+        try:
+            data = socket.recv(zmq.NOBLOCK)
+        except zmq.Again:
+            break
+        try:
+            message = unpack(data)
+        except UNPACK_ERRORS:
+            continue
+        if isinstance(message, dict):
+            messages.append(message)
+    return messages
+
+
+def health(status: Mapping[str, Any] | None, rate: float) -> dict[str, Any]:
+    """The node's health from its newest status message, with the estimate ``rate`` seen here [Hz]."""
+    if status is None:
+        return {"state": "no status yet", "rate_hz": rate}
+    return {"state": status.get("state"), "rate_hz": rate, "latency_ms": status.get("latency_ms"),
+            **{key: status.get(key) for key in ("overruns", "dropped", "late", "skipped", "malformed", "gaps",
+                                                 "recoveries")},
+            "level": (status.get("estimator") or {}).get("level", 0)}
