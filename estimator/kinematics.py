@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from estimator.constraints import (acceleration_rhs, angle_coordinates, constraint_jacobian, constraint_values,
-                                   turn_limited_fraction)
+from estimator.constraints import (acceleration_rhs, angle_coordinates, constraint_derivatives, constraint_jacobian,
+                                   constraint_values, turn_limited_fraction)
 from estimator.errors import MbstateError
 from estimator.linalg import pivot_columns
 from estimator.model import Mechanism
@@ -265,3 +265,11 @@ def repartition(jacobian: np.ndarray, current: Sequence[int], reference: float |
     dependent = set(pivot_columns(jacobian, RANK_TOLERANCE).tolist())
     best = tuple(k for k in range(jacobian.shape[1]) if k not in dependent)
     return best, partition_quality(jacobian, best)
+
+
+def independent_constraint_rows(mech: Mechanism, q: np.ndarray) -> np.ndarray:
+    """Indices of a maximal independent subset of the rows of Φq(q) (sorted), by QR with column
+    pivoting on Φqᵀ. Redundant rows (rank Φq < m) are left out, so the systems built on these rows
+    stay regular off the constraint manifold too."""
+    phi_q = constraint_derivatives(mech, q, False)[1]
+    return np.sort(pivot_columns(np.ascontiguousarray(phi_q.T), RANK_TOLERANCE))

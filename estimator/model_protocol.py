@@ -24,21 +24,46 @@ selection of the unknown forces F):
 - ``free_accelerations(model, q, qd)``: (q̈, λ) of the motion under Q alone (M q̈ + Φqᵀλ = Q,
   Φq q̈ = γ; on a tree the ABA with no joint forces, λ empty; on a closed chain the KKT system of
   estimator.spatial.closed_dynamics, λ over all loop rows).
+
+Members the online estimator asks (estimator.online; a spatial tree answers them, a closed chain is
+refused with one line until the estimator takes its loops, issue 39):
+- ``actuators(model)``: (name, coordinate) of each actuator; ``start_configuration(model)``: the file's q
+  (the planar q0, a URDF's sidecar ``initial`` or 0), not necessarily assembled;
+- ``constraint_count(model)``: m, the constraint rows (a tree: 0); ``constraint_names(model)``: theirs;
+- ``constraints(model, q)``: (Φ, Φq); ``constraint_jacobian(model, q)``: Φq (m × n);
+- ``velocity_term(model, q, q̇)``: γ = −Φ̇q q̇ of Φq q̈ = γ;
+- ``multipliers(model, q, q̇, q̈)``: λ of Φqᵀλ = Q − M q̈;
+- ``assemble(model, q, held)``: q with Φ(q) = 0 near q, the ``held`` coordinates kept (AssemblyError);
+- ``independent_rows(model, q)``: S; ``independent_coordinates(model, q, rank)``: the start's I
+  (a tree: every joint);
+- ``tangent_metric(model)``: T(q, N), the tangent basis N made orthonormal in the bodies' angular
+  velocities, Σ_b |ω_b|² = |v|² for q̇ = T v (the acceleration noise's shape, estimator.online.drafting);
+- ``coordinate_lengths(model)``: per coordinate, what one radian of a body's turn moves it: 1 on
+  angles, a mean body length [m] on lengths (the guessed start's σ, estimator.online.scales);
+- ``total_mass(model)`` [kg]; ``model_errors(model, rows)``: (gravity, masses, lengths), the
+  model-error states' terms (estimator.mass, estimator.lengths), None where a model has none (a tree).
 """
 
 from __future__ import annotations
 
-from functools import singledispatch
+from collections.abc import Callable, Sequence
+from functools import partial, singledispatch
 
 import numpy as np
 
-from estimator.dynamics import lagrange
+from estimator import constraints as planar_constraints
+from estimator import kinematics
+from estimator.dynamics import forward, lagrange
 from estimator.dynamics import step_rows as planar_rows
+from estimator.errors import MbstateError
 from estimator.forces import generalized_forces as planar_forces
+from estimator.lengths import BodyLengthTerms, body_length_terms
+from estimator.mass import BodyMassTerms, body_mass_terms
 from estimator.model import Mechanism
 from estimator.spatial import closed_dynamics, loop_rows
 from estimator.spatial import dynamics as spatial
-from estimator.spatial.model import SpatialModel
+from estimator.spatial.model import PRISMATIC, SpatialModel
+from estimator.spatial.tangent import mean_length, motion_tangent
 
 Model = Mechanism | SpatialModel
 
@@ -125,3 +150,261 @@ def _(model: SpatialModel, q, qd):
     if model.loops:
         return closed_dynamics.accelerations(model, q, qd, np.zeros(model.dof))
     return spatial.forward_dynamics(model, q, qd, np.zeros(model.dof)), np.zeros(0)
+
+
+@singledispatch
+def actuators(model: Model) -> tuple[tuple[str, int], ...]:
+    """(name, coordinate) of each actuator."""
+    raise TypeError(f"not a mechanism model: {type(model).__name__}")
+
+
+@singledispatch
+def start_configuration(model: Model) -> np.ndarray:
+    """The file's configuration q (n,)."""
+    raise TypeError(f"not a mechanism model: {type(model).__name__}")
+
+
+@singledispatch
+def constraint_count(model: Model) -> int:
+    """m, the constraint rows."""
+    raise TypeError(f"not a mechanism model: {type(model).__name__}")
+
+
+@singledispatch
+def constraint_names(model: Model) -> tuple[str, ...]:
+    """The names of the m constraint rows."""
+    raise TypeError(f"not a mechanism model: {type(model).__name__}")
+
+
+@singledispatch
+def constraints(model: Model, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(Φ(q) (m,), Φq (m, n))."""
+    raise TypeError(f"not a mechanism model: {type(model).__name__}")
+
+
+@singledispatch
+def constraint_jacobian(model: Model, q: np.ndarray) -> np.ndarray:
+    """Φq (m, n)."""
+    raise TypeError(f"not a mechanism model: {type(model).__name__}")
+
+
+@singledispatch
+def velocity_term(model: Model, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+    """γ = −Φ̇q q̇ (m,), the right side of Φq q̈ = γ."""
+    raise TypeError(f"not a mechanism model: {type(model).__name__}")
+
+
+@singledispatch
+def multipliers(model: Model, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
+    """λ (m,) of Φqᵀλ = Q − M q̈ (least squares)."""
+    raise TypeError(f"not a mechanism model: {type(model).__name__}")
+
+
+@singledispatch
+def assemble(model: Model, q: np.ndarray, held: Sequence[int] = ()) -> np.ndarray:
+    """q with Φ(q) = 0 near ``q``, the coordinates ``held`` unchanged; kinematics.AssemblyError."""
+    raise TypeError(f"not a mechanism model: {type(model).__name__}")
+
+
+@singledispatch
+def independent_rows(model: Model, q: np.ndarray) -> np.ndarray:
+    """S: a maximal independent subset of the constraint rows at q (sorted)."""
+    raise TypeError(f"not a mechanism model: {type(model).__name__}")
+
+
+@singledispatch
+def independent_coordinates(model: Model, q: np.ndarray, rank: int) -> list[int]:
+    """The independent coordinates suggested at q for constraints of ``rank``."""
+    raise TypeError(f"not a mechanism model: {type(model).__name__}")
+
+
+@singledispatch
+def tangent_metric(model: Model) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """T(q, N): the tangent basis N (n × f) made orthonormal in the bodies' angular velocities."""
+    raise TypeError(f"not a mechanism model: {type(model).__name__}")
+
+
+@singledispatch
+def coordinate_lengths(model: Model) -> np.ndarray:
+    """(n,): 1 on angles, a mean body length [m] on lengths."""
+    raise TypeError(f"not a mechanism model: {type(model).__name__}")
+
+
+@singledispatch
+def total_mass(model: Model) -> float:
+    """The moving bodies' mass [kg]."""
+    raise TypeError(f"not a mechanism model: {type(model).__name__}")
+
+
+@singledispatch
+def model_errors(model: Model, rows: Sequence[int]
+                 ) -> tuple[bool, BodyMassTerms | None, BodyLengthTerms | None]:
+    """(whether gravity loads the model, the bodies' mass terms, the length terms of the rows S)."""
+    raise TypeError(f"not a mechanism model: {type(model).__name__}")
+
+
+@actuators.register
+def _(model: Mechanism):
+    return tuple((a.name, a.coordinate) for a in model.actuators)
+
+
+@start_configuration.register
+def _(model: Mechanism):
+    return model.q0
+
+
+@constraint_count.register
+def _(model: Mechanism):
+    return model.m
+
+
+@constraint_names.register
+def _(model: Mechanism):
+    return model.constraint_names
+
+
+@constraints.register
+def _(model: Mechanism, q):
+    phi, phi_q, _ = planar_constraints.constraint_derivatives(model, q, False)
+    return phi, phi_q
+
+
+@constraint_jacobian.register
+def _(model: Mechanism, q):
+    return planar_constraints.constraint_jacobian(model, q)
+
+
+@velocity_term.register
+def _(model: Mechanism, q, qd):
+    return -planar_constraints.constraint_derivatives(model, q, True)[2] @ qd @ qd
+
+
+@multipliers.register
+def _(model: Mechanism, q, qd, qdd):
+    return forward.multipliers(model, q, qd, qdd)
+
+
+@assemble.register
+def _(model: Mechanism, q, held=()):
+    return kinematics.solve_position_problem(model, q, held)
+
+
+@independent_rows.register
+def _(model: Mechanism, q):
+    return kinematics.independent_constraint_rows(model, q)
+
+
+@independent_coordinates.register
+def _(model: Mechanism, q, rank):
+    return kinematics.suggested_independent(model, q, rank)
+
+
+@tangent_metric.register
+def _(model: Mechanism):
+    return partial(kinematics.motion_tangent, model, kinematics.BodyAxes.of(model))
+
+
+@coordinate_lengths.register
+def _(model: Mechanism):
+    lengths = np.ones(model.n)
+    lengths[model.point_coordinates] = kinematics.BodyAxes.of(model).length
+    return lengths
+
+
+@total_mass.register
+def _(model: Mechanism):
+    return sum(body.mass for body in model.bodies)
+
+
+@model_errors.register
+def _(model: Mechanism, rows):
+    return bool(np.any(model.gravity)), body_mass_terms(model), body_length_terms(model, rows)
+
+
+def _tree(model: SpatialModel) -> SpatialModel:
+    """``model``, which must be a tree: the estimator does not take a closed chain's loops yet."""
+    if model.loops:
+        raise MbstateError(f"{model.name}: a closed chain (sidecar loops) in the online estimator: not yet "
+                           "(issue 39); open chains only")
+    return model
+
+
+@actuators.register
+def _(model: SpatialModel):
+    return tuple(zip(model.actuator_names, (int(i) for i in model.actuated)))
+
+
+@start_configuration.register
+def _(model: SpatialModel):
+    return model.initial
+
+
+@constraint_count.register
+def _(model: SpatialModel):
+    _tree(model)
+    return 0
+
+
+@constraint_names.register
+def _(model: SpatialModel):
+    _tree(model)
+    return ()
+
+
+@constraints.register
+def _(model: SpatialModel, q):
+    return np.zeros(0), np.zeros((0, _tree(model).dof))
+
+
+@constraint_jacobian.register
+def _(model: SpatialModel, q):
+    return np.zeros((0, _tree(model).dof))
+
+
+@velocity_term.register
+def _(model: SpatialModel, q, qd):
+    _tree(model)
+    return np.zeros(0)
+
+
+@multipliers.register
+def _(model: SpatialModel, q, qd, qdd):
+    _tree(model)
+    return np.zeros(0)
+
+
+@assemble.register
+def _(model: SpatialModel, q, held=()):
+    _tree(model)
+    return np.array(q, dtype=float)
+
+
+@independent_rows.register
+def _(model: SpatialModel, q):
+    _tree(model)
+    return np.zeros(0, dtype=int)
+
+
+@independent_coordinates.register
+def _(model: SpatialModel, q, rank):
+    return list(range(_tree(model).dof))
+
+
+@tangent_metric.register
+def _(model: SpatialModel):
+    return partial(motion_tangent, model)
+
+
+@coordinate_lengths.register
+def _(model: SpatialModel):
+    return np.where(model.kind == PRISMATIC, mean_length(model), 1.0)
+
+
+@total_mass.register
+def _(model: SpatialModel):
+    return model.total_mass
+
+
+@model_errors.register
+def _(model: SpatialModel, rows):
+    return False, None, None

@@ -39,7 +39,7 @@ import numpy as np
 from estimator.collector import steady_collection
 from estimator.errors import MbstateError, shown
 from estimator.logfile import LogStream, Record
-from estimator.model import Mechanism
+from estimator.model_protocol import Model, actuators, constraint_count
 from estimator.node.config import NodeConfig
 from estimator.node.intake import RESUME, SKIP, EstimatorFactory, Intake, intake_for, online_estimator
 from estimator.node.recorded_for import check_recorded_for, shortened
@@ -181,11 +181,11 @@ def take_input(name: str | Path, intake: Intake, kind: str, body: dict[str, Any]
     raise MbstateError(f"{name}: a control command this reader cannot replay: {shown(body['command'])}")
 
 
-def estimates_trajectory(mech: Mechanism, estimates: Sequence[Any]) -> Trajectory:
+def estimates_trajectory(mech: Model, estimates: Sequence[Any]) -> Trajectory:
     """Estimates as a Trajectory (for estimator.timeseries.write_csv): an actuator's force is the
     generalized force on its coordinate (``Q.<coordinate>``); other named forces keep their name; the
     model-error states (``model``) are columns ``model.<name>``."""
-    coordinate_of = {a.name: mech.coordinate_names[a.coordinate] for a in mech.actuators}
+    coordinate_of = {name: mech.coordinate_names[c] for name, c in actuators(mech)}
     names = list(estimates[0].forces) if estimates else []
     return Trajectory(t=np.array([e.t for e in estimates], float), coordinate_names=mech.coordinate_names,
                       q=np.array([e.q for e in estimates], float).reshape(-1, mech.n),
@@ -193,7 +193,7 @@ def estimates_trajectory(mech: Mechanism, estimates: Sequence[Any]) -> Trajector
                       qdd=np.array([e.qdd for e in estimates], float).reshape(-1, mech.n),
                       forces={coordinate_of.get(name, name): np.array([e.forces.get(name, np.nan) for e in estimates])
                               for name in names},
-                      lam=np.array([e.lam for e in estimates], float).reshape(-1, mech.m),
+                      lam=np.array([e.lam for e in estimates], float).reshape(len(estimates), constraint_count(mech)),
                       model={name: np.array([e.model.get(name, np.nan) for e in estimates])
                              for name in (estimates[0].model if estimates else {})})
 

@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from estimator.cli.run import summary_line
-from estimator.model import Mechanism
+from estimator.model_protocol import Model
 from estimator.node.config import load_node_config
 from estimator.timeseries import CsvWriter
 from replay.replay import estimates_trajectory, replay
@@ -65,7 +65,7 @@ class EstimatesCsv:
     """The estimates to CSV as they come, a thousand rows at a time (a replay of hours holds none);
     the file is created with the first rows, or by ``finish`` (a header only)."""
 
-    def __init__(self, path: str, mech: Mechanism, rows: int = 1000) -> None:
+    def __init__(self, path: str, mech: Model, rows: int = 1000) -> None:
         self.path, self.mech, self.rows = path, mech, rows
         self.writer: CsvWriter | None = None
         self.pending: list[Any] = []

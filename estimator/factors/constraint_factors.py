@@ -1,6 +1,7 @@
 """Pieces shared by the constraint rows of the factors (dependent coordinates):
 
-- S, a maximal independent subset of the constraint rows (redundant rows leave no free multiplier);
+- S, a maximal independent subset of the constraint rows (redundant rows leave no free multiplier;
+  estimator.kinematics.independent_constraint_rows, re-exported);
 - Σ_r w_r Φqq_r;
 - the acceleration constraints e = Φq q̈ − γ = Φq q̈ + s,  s_r = q̇ᵀ Φqq_r q̇ (γ = −s, scleronomic
   constraints), with ∂e/∂q = Φqq·q̈ + ∂s/∂q, ∂e/∂q̇ = 2 Φqq·q̇, ∂e/∂q̈ = Φq.
@@ -12,18 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from estimator.constraints import constraint_derivatives, velocity_term_gradient
-from estimator.kinematics import RANK_TOLERANCE
-from estimator.linalg import pivot_columns
+from estimator.constraints import velocity_term_gradient
+from estimator.kinematics import independent_constraint_rows  # noqa: F401 (S: kinematics, re-exported here)
 from estimator.model import Mechanism
-
-
-def independent_constraint_rows(mech: Mechanism, q: np.ndarray) -> np.ndarray:
-    """Indices of a maximal independent subset of the rows of Φq(q) (sorted), by QR with column
-    pivoting on Φqᵀ. Redundant rows (rank Φq < m) are left out, so the systems built on these rows
-    stay regular off the constraint manifold too."""
-    phi_q = constraint_derivatives(mech, q, False)[1]
-    return np.sort(pivot_columns(np.ascontiguousarray(phi_q.T), RANK_TOLERANCE))
 
 
 def weighted_hessian(weights: np.ndarray, phi_qq: np.ndarray) -> np.ndarray:

@@ -17,9 +17,10 @@ from typing import Any
 
 from estimator.errors import shown
 from estimator.mechanism_file import load_mechanism
-from estimator.model import Mechanism
+from estimator.model_protocol import Model
 from estimator.node.access import CurveParams, key_pair
 from estimator.section import Section
+from estimator.spatial.model import is_urdf, load_spatial
 from estimator.yaml_file import read_yaml
 from sensors.config import SensorSet, load_sensors
 
@@ -30,7 +31,7 @@ MAX_QUEUE = 10_000_000  # [messages]: queue and drain
 MAX_MESSAGE_BYTES = 1 << 30  # [bytes]
 DAY_S = 86_400.0  # [s]: the longest period or interval a setting may have
 
-EstimatorConfigReader = Callable[[Section, Mechanism], Any]
+EstimatorConfigReader = Callable[[Section, Model], Any]
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ class NodeConfig:
     source: str
     mechanism_path: Path
     sensors_path: Path
-    mech: Mechanism
+    mech: Model
     sensors: SensorSet
     estimator: Any  # estimator.online.config.EstimatorConfig
     node: NodeParams
@@ -208,7 +209,7 @@ def load_node_config(path: str | Path, estimator_config: EstimatorConfigReader |
     sensors_path = _file(top, "sensors", base, sensors)
     if top.has("description"):
         top.text("description")
-    mech = load_mechanism(mechanism_path)
+    mech = load_spatial(mechanism_path) if is_urdf(mechanism_path) else load_mechanism(mechanism_path)
     sensor_set = load_sensors(sensors_path, mech)
     reader = estimator_config or _default_estimator_config()
     estimator_section = Section(source, "estimator", top.raw("estimator", {}))

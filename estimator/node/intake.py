@@ -60,6 +60,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from estimator.logfile import LogWriter
+from estimator.model_protocol import actuators
 from estimator.node.config import NodeConfig
 from estimator.node.publishing import UNPACK_ERRORS, estimate_fields, unpack
 from estimator.node.recorded_for import setup_header
@@ -361,5 +362,6 @@ def intake_for(config: NodeConfig, estimator: Estimator, log: LogWriter | None =
     return Intake(estimator, config.sensors.dimensions(), max_future_s=node.max_future_s,
                   budget_s=1e-3 * config.estimator.latency_budget_ms, log=log,
                   record_estimates=node.log.record_estimates,
-                  actuators=tuple(a.name for a in config.mech.actuators), throttle=Throttle(node.log_interval_s),
+                  actuators=tuple(name for name, _ in actuators(config.mech)),
+                  throttle=Throttle(node.log_interval_s),
                   bounds=reading_bounds(config.sensors.sensors), quiet_s=node.status_period_s, publish=publish)

@@ -32,6 +32,7 @@ import numpy as np
 
 from estimator.errors import MbstateError, nesting_depth
 from estimator.model import ONE, ZERO, Mechanism
+from estimator.model_protocol import actuators, constraint_names
 from estimator.node.config import NodeConfig
 from estimator.spatial.model import SpatialModel
 from sensors.config import SensorSet
@@ -97,7 +98,7 @@ def check_recorded_for(path: str | Path, header: dict[str, Any], config: NodeCon
     mech = config.mech
     recorded_mech = Path(str(header.get("mechanism", "(not named)"))).name
     configured_mech = config.mechanism_path.name
-    for key, configured in (("coordinates", mech.coordinate_names), ("constraints", mech.constraint_names)):
+    for key, configured in (("coordinates", mech.coordinate_names), ("constraints", constraint_names(mech))):
         if key in header and _names(header[key]) != list(configured):
             raise MbstateError(f"{path}: recorded for mechanism {recorded_mech} with {key} "
                                f"{shortened(_names(header[key]))}; the config's mechanism {configured_mech} has "
@@ -109,7 +110,7 @@ def check_recorded_for(path: str | Path, header: dict[str, Any], config: NodeCon
     if "parameters" in header:
         differing = [label for label, values in model_parameters(mech).items()
                      if not _same(header["parameters"], label, values)]
-    if "actuators" in header and _names(header["actuators"]) != [a.name for a in mech.actuators]:
+    if "actuators" in header and _names(header["actuators"]) != [name for name, _ in actuators(mech)]:
         differing.append("actuators")
     if differing:
         lines.append(f"note: the model's parameters differ from the log's ({shortened(differing)}): "

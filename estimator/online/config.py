@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from estimator.errors import MbstateError, shown
-from estimator.model import Mechanism
+from estimator.model_protocol import Model, actuators
 from estimator.section import Section
 from estimator.smoother import FACTORIZATIONS
 
@@ -367,16 +367,17 @@ class EstimatorConfig:
         """J, the random-walk density of Ḟ in the smooth force model: K / FORCE_RATE_TIME."""
         return self.force_rms_rate / np.sqrt(FORCE_RATE_TIME)
 
-    def with_model_states(self, gravity: bool, masses: bool, lengths: bool) -> EstimatorConfig:
+    def with_model_states(self, gravity: bool, masses: bool, lengths: bool, friction: bool = True) -> EstimatorConfig:
         """This configuration with each ``auto`` model-error size resolved: MODEL_STATES' size where its state
         applies — the smoother with the dynamics, a model not said exact (``acceleration_noise`` above 0), no
         unknown forces (which take up the same model error) and a window of at least STATES_LAG steps (in a
         shorter one the states take up a start's error as readily as a model's), and a gravity (``gravity``),
         two bodies with mass (``masses``), a bar held at its length (``lengths``) or an independent coordinate
-        (friction) in the mechanism — else null."""
+        (friction; ``friction`` False: a model whose model-error states are left off, a spatial tree for now)
+        in the mechanism — else null."""
         states = (self.kind == "smoother" and self.dynamics and self.acceleration_noise != 0.0
                   and not self.unknown_forces and self.lag >= STATES_LAG)
-        applies = {"gravity_sigma": gravity, "mass_sigma": masses, "length_sigma": lengths, "friction_sigma": True}
+        applies = {"gravity_sigma": gravity, "mass_sigma": masses, "length_sigma": lengths, "friction_sigma": friction}
         return replace(self, **{key: size if states and applies[key] else None
                                 for key, size in MODEL_STATES.items() if getattr(self, key) == AUTO})
 
@@ -398,7 +399,7 @@ class EstimatorConfig:
         return 1.0 / self.rate
 
     @classmethod
-    def from_section(cls, section: Section, mech: Mechanism) -> EstimatorConfig:
+    def from_section(cls, section: Section, mech: Model) -> EstimatorConfig:
         """Read the ``estimator:`` section (every key optional, defaults above); MbstateError naming the
         key for an unknown key, a bad value or an unknown actuator in ``unknown_forces``."""
         values: dict = {}
@@ -407,7 +408,7 @@ class EstimatorConfig:
                 continue
             name, default = spec.name, spec.default
             if name == "unknown_forces":
-                values[name] = _distinct_names(section, name, [a.name for a in mech.actuators], "actuator")
+                values[name] = _distinct_names(section, name, [a for a, _ in actuators(mech)], "actuator")
             elif name == "friction_coordinates":
                 values[name] = _distinct_names(section, name, mech.coordinate_names, "coordinate")
             elif name in ("initial_state", "initial_velocity"):
@@ -456,13 +457,13 @@ def _distinct_names(section: Section, key: str, known: Sequence[str], noun: str)
     return tuple(names)
 
 
-def _force_noise(section: Section, mech: Mechanism) -> tuple[tuple[str, float], ...]:
+def _force_noise(section: Section, mech: Model) -> tuple[tuple[str, float], ...]:
     """``force_noise``: a map from coordinate or actuator names of ``mech`` to densities of at least 0."""
     if not isinstance(section.raw("force_noise"), dict):
         raise section.error("force_noise", f"must be a map of coordinate or actuator names to densities, got "
                                            f"{shown(section.raw('force_noise'), 60)}")
     values = section.section("force_noise")
-    known = [*mech.coordinate_names, *(a.name for a in mech.actuators)]
+    known = [*mech.coordinate_names, *(a for a, _ in actuators(mech))]
     for name in values.data:
         if name not in known:
             raise section.error("force_noise", f"unknown coordinate or actuator {shown(name, 40)} (known: "
@@ -470,7 +471,7 @@ def _force_noise(section: Section, mech: Mechanism) -> tuple[tuple[str, float], 
     return tuple((str(name), values.number(name, minimum=0.0)) for name in values.data)
 
 
-def _coordinate_values(section: Section, mech: Mechanism, key: str) -> tuple[tuple[str, float], ...]:
+def _coordinate_values(section: Section, mech: Model, key: str) -> tuple[tuple[str, float], ...]:
     """``initial_state``: a map from coordinate names of ``mech`` to finite numbers, or the name of one
     of the mechanism file's ``configurations``; ``initial_velocity``: such a map, or ``rest`` (every
     coordinate's velocity zero)."""

@@ -3,6 +3,12 @@ fixed-lag smoother (estimator.smoother). The node (sockets) and replay (a log) d
 ``add`` each reading in arrival order, then ``advance`` to the newest stamp seen; no wall-clock
 time enters the numbers (only the latency and, through it, the degradation decisions).
 
+Model. Any model of estimator.model_protocol, a planar Mechanism or a URDF tree (SpatialModel): what the
+estimator asks of it (constraint rows, independent coordinates, assembly, the acceleration noise's
+metric, the model-error states' terms) are the protocol's members, so one code path serves both. A tree
+has no constraint rows (z = q) and, for now, no model-error states, observability check or kinematics-only
+mode (docs/spatial.md, "The online estimator on a tree").
+
 Time grid. Steps t_k = t0 + k h, h = 1/rate, in sensor time; t0 is set at start-up. Step k is
 processed once the newest sensor time reaches t_k + delay_steps·h (default half a step: the
 readings that attach to k have then arrived when stamps arrive in order).
@@ -132,7 +138,6 @@ from estimator.collector import collect_if_due
 from estimator.dynamics.inverse import drive_forces_at
 from estimator.errors import MbstateError, one_line
 from estimator.factors.adapter import gtsam_factor
-from estimator.factors.constraint_factors import independent_constraint_rows
 from estimator.factors.estimation_state import EstimationLayout, prior_relation
 from estimator.factors.frozen import FreezeSwitch, freezable
 from estimator.factors.keys import X, TimeGrid
@@ -140,10 +145,9 @@ from estimator.factors.native import linearized_factor
 from estimator.factors.observation_stack import (LinearizedStep, Observation, SensorTerm, sensor_term,
                                                  squared_innovation, stacked_step_error, whitened_reading)
 from estimator.factors.reduced_state import Lift, StepRelation, Unresolved
-from estimator.kinematics import AssemblyError, suggested_independent
-from estimator.lengths import body_length_terms
-from estimator.mass import body_mass_terms
-from estimator.model import Mechanism
+from estimator.kinematics import AssemblyError
+from estimator.model_protocol import (Model, actuators, constraint_count, independent_coordinates, independent_rows,
+                                      model_errors)
 from estimator.online.acceleration_noise import AccelerationNoise
 from estimator.online.config import EstimatorConfig
 from estimator.online.drafting import Drafter, DraftStep
@@ -173,36 +177,45 @@ class OnlineEstimator:
     rows, by sensor name; None for one the state cannot use), ``drafter``, ``readings`` (attached to
     their steps), ``gate`` (outliers), ``governor`` (load), ``smoother`` and, once started, ``grid``."""
 
-    def __init__(self, mech: Mechanism, sensors: SensorSet, config: EstimatorConfig,
+    def __init__(self, mech: Model, sensors: SensorSet, config: EstimatorConfig,
                  clock: Callable[[], float] = time.perf_counter) -> None:
-        forces = named_indices("unknown_forces", config.unknown_forces, [a.name for a in mech.actuators], "actuator")
+        named = actuators(mech)
+        forces = named_indices("unknown_forces", config.unknown_forces, [name for name, _ in named], "actuator")
         dynamics = config.dynamics
-        masses = body_mass_terms(mech)
+        if not dynamics and not constraint_count(mech):
+            raise MbstateError("estimator.dynamics: false (kinematics only) needs constraints, and the model "
+                               "has none: its only model rows are its dynamics")
         assembled = start_anchor(mech, config.initial_state)
-        rows = tuple(int(r) for r in independent_constraint_rows(mech, assembled))
-        lengths = body_length_terms(mech, rows)
-        config = config.with_model_states(gravity=bool(np.any(mech.gravity)), masses=len(masses.names) >= 2,
-                                          lengths=bool(lengths.names))
+        rows = tuple(int(r) for r in independent_rows(mech, assembled))
+        gravity, masses, lengths = model_errors(mech, rows)
+        states = masses is not None  # False: a model without the model-error terms (a tree): auto leaves all off
+        config = config.with_model_states(gravity=gravity, masses=states and len(masses.names) >= 2,
+                                          lengths=states and bool(lengths.names), friction=states)
+        explicit = [key for key in ("gravity_sigma", "mass_sigma", "length_sigma") if getattr(config, key) is not None]
+        if explicit and not states:
+            raise MbstateError(f"estimator.{explicit[0]}: the model-error states are planar only for now "
+                               "(issue 39): the model has no terms for them; leave it auto (null here)")
         self.mech, self.sensors, self.config, self.clock = mech, sensors, config, clock
         self.masses = masses if config.mass_sigma is not None else None
         if self.masses is not None and len(self.masses.names) < 2:
             raise MbstateError("estimator.mass_sigma: the mass errors move mass between bodies, and the "
                                f"mechanism has {len(self.masses.names)} body with mass")
         self.lengths = lengths if config.length_sigma is not None else None
-        independent = tuple(int(i) for i in suggested_independent(mech, assembled, len(rows)))
-        self.force_coordinates = [mech.actuators[j].coordinate for j in forces]
+        independent = tuple(int(i) for i in independent_coordinates(mech, assembled, len(rows)))
+        self.force_coordinates = [named[j][1] for j in forces]
         config = config.with_force_model(jerk_applies=all(c in independent for c in self.force_coordinates))
         self.config = config
         self.frictions = friction_coordinates(mech, config, independent)
         self.layout = EstimationLayout(mech.n, rows if dynamics else (), forces if dynamics else (),
                                        tuple(s.dimension if s.params.bias_state else 0 for s in sensors.sensors),
                                        gravity=config.gravity_sigma is not None,
-                                       independent=independent, force_rates=config.force_model == "smooth",
+                                       independent=independent if rows else None,  # no rows: z = q
+                                       force_rates=config.force_model == "smooth",
                                        masses=0 if self.masses is None else len(self.masses.names),
                                        lengths=0 if self.lengths is None else len(self.lengths.names),
                                        frictions=self.frictions)
         self.terms: dict[str, SensorTerm | None] = {
-            s.params.name: sensor_term(s, i, self.layout, mech.m, len(mech.actuators))
+            s.params.name: sensor_term(s, i, self.layout, constraint_count(mech), len(named))
             for i, s in enumerate(sensors.sensors)}
         off = [mech.coordinate_names[c] for c in self.force_coordinates if c not in self.layout.integrated]
         if dynamics and config.force_model == "jerk" and off:
@@ -394,6 +407,8 @@ class OnlineEstimator:
         self.observability = observability(self.mech, self.sensors, self.layout, self.config, x0)
         if not self.observability.observable:
             log.warning("start-up at t = %.6f s: %s", t0, self.observability.summary())
+        elif self.observability.not_checked:
+            log.info("start-up at t = %.6f s: %s", t0, self.observability.summary())
         self.states[0] = x0
         self.grid = TimeGrid(t0, self.config.dt)
         self.readings.drafts = {0: self._draft_step(0)}
@@ -652,7 +667,7 @@ class OnlineEstimator:
         x = self.states[k]
         q, qd, qdd = x[:n].copy(), x[n:2 * n].copy(), x[2 * n:3 * n].copy()
         if self.config.dynamics:
-            lam = np.zeros(mech.m)
+            lam = np.zeros(constraint_count(mech))
             lam[layout.row_indices] = x[layout.lam]
             values = x[layout.force]
         else:  # kinematics only: the inverse dynamics of the estimated motion
@@ -673,7 +688,7 @@ class OnlineEstimator:
         return q, qd, qdd, forces, lam, sigma, model
 
 
-def friction_coordinates(mech: Mechanism, config: EstimatorConfig, independent: tuple[int, ...]) -> tuple[int, ...]:
+def friction_coordinates(mech: Model, config: EstimatorConfig, independent: tuple[int, ...]) -> tuple[int, ...]:
     """The coordinates whose viscous friction the state carries (EstimatorConfig ``friction_sigma``):
     ``friction_coordinates`` by name, or the ``independent`` coordinates; none without ``friction_sigma``."""
     if config.friction_sigma is None:

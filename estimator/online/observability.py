@@ -56,6 +56,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import singledispatch
 from typing import Any
 
 import numpy as np
@@ -72,7 +73,9 @@ from estimator.factors.observation_stack import Observation, observation_rows, p
 from estimator.forces import force_jacobians, generalized_forces
 from estimator.kinematics import constraint_rank, solve_velocity_problem, suggested_independent
 from estimator.model import Mechanism
+from estimator.model_protocol import Model
 from estimator.online.config import EstimatorConfig
+from estimator.spatial.model import SpatialModel
 from sensors.config import SensorSet
 
 WINDOW_STEPS = 50  # grid steps in the window
@@ -111,6 +114,7 @@ class ObservabilityReport:
     unobservable: tuple[Direction, ...]
     ignored: tuple[str, ...]  # sensors the estimator cannot use (they add no rows)
     window: float  # [s]
+    not_checked: str = ""  # why the check was not made (a spatial model: no propagation yet), else empty
 
     @property
     def observable(self) -> bool:
@@ -119,6 +123,8 @@ class ObservabilityReport:
     def summary(self) -> str:
         """One line for the log."""
         ignored = f" (not usable by the estimator: {', '.join(self.ignored)})" if self.ignored else ""
+        if self.not_checked:
+            return f"observability not checked: {self.not_checked}{ignored}"
         if self.observable:
             return f"observable over a {1e3 * self.window:.3g} ms window{ignored}"
         kinds = [k for k in KINDS.values() if any(k in d.concerns for d in self.unobservable)]
@@ -132,13 +138,32 @@ class ObservabilityReport:
                 "singular_values": [float(s) for s in self.singular_values], "threshold": float(self.threshold),
                 "ignored_sensors": list(self.ignored),
                 "unobservable": [{"components": dict(d.components), "concerns": list(d.concerns), "text": d.text()}
-                                 for d in self.unobservable]}
+                                 for d in self.unobservable]} | (
+            {"not_checked": self.not_checked} if self.not_checked else {})
 
 
-def observability(mech: Mechanism, sensors: SensorSet, layout: EstimationLayout, config: EstimatorConfig,
+@singledispatch
+def observability(mech: Model, sensors: SensorSet, layout: EstimationLayout, config: EstimatorConfig,
                   x0: np.ndarray) -> ObservabilityReport:
     """Which directions of the estimator's state the sensors cannot see from the start state ``x0`` (the
     stacked state of ``layout``) over the window (module docstring)."""
+    raise TypeError(f"not a mechanism model: {type(mech).__name__}")
+
+
+@observability.register
+def _(mech: SpatialModel, sensors: SensorSet, layout: EstimationLayout, config: EstimatorConfig,
+      x0: np.ndarray) -> ObservabilityReport:
+    """Not checked: the propagation is planar (estimator.dynamics.lagrange); a tree's would run on its ABA
+    (issue 39). Reported as such, every estimate then unflagged."""
+    terms = [sensor_term(s, i, layout, 0, len(mech.actuated)) for i, s in enumerate(sensors.sensors)]
+    ignored = tuple(s.params.name for s, t in zip(sensors.sensors, terms) if t is None)
+    return ObservabilityReport((), np.zeros(0), 0.0, (), ignored, 0.0,
+                               not_checked="the check propagates planar models only (issue 39)")
+
+
+@observability.register
+def _(mech: Mechanism, sensors: SensorSet, layout: EstimationLayout, config: EstimatorConfig,
+      x0: np.ndarray) -> ObservabilityReport:
     terms = [sensor_term(s, i, layout, mech.m, len(mech.actuators)) for i, s in enumerate(sensors.sensors)]
     q0 = x0[:mech.n]
     independent = suggested_independent(mech, q0, constraint_rank(mech, q0))

@@ -24,11 +24,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from estimator.constraints import constraint_jacobian
 from estimator.factors.estimation_state import EstimationLayout
 from estimator.factors.reduced_state import ReducedState
-from estimator.kinematics import BodyAxes, motion_tangent, repartition, tangent_basis
-from estimator.model import Mechanism
+from estimator.kinematics import repartition, tangent_basis
+from estimator.model_protocol import Model, constraint_jacobian, tangent_metric
 
 SWITCH_RATIO = 0.25  # I is kept while its pivot is at least this share of its value where it was chosen
 
@@ -36,17 +35,17 @@ SWITCH_RATIO = 0.25  # I is kept while its pivot is at least this share of its v
 class Partitions:
     """I_k of each step since the start (``choose``), and the layout and ReducedState of each step's s."""
 
-    def __init__(self, mech: Mechanism, layout: EstimationLayout, rows: Sequence[int], order: int,
+    def __init__(self, mech: Model, layout: EstimationLayout, rows: Sequence[int], order: int,
                  required: Sequence[int] = ()) -> None:
         """``layout``: the estimator's, its ``independent`` the start's I; ``rows``: S, the independent
         constraint rows; ``order``: the integrator's p; ``required``: coordinates every I must hold (the
         jerk force model's driven ones)."""
         self.mech, self.layout, self.rows, self.order, self.required = mech, layout, rows, order, set(required)
         self.start = tuple(layout.integrated)
-        self.axes = BodyAxes.of(mech)
+        self.metric = tangent_metric(mech)  # T(q, N): the model's motion_tangent
         self._reduced: dict[tuple[int, ...], ReducedState] = {}
         self.independent: dict[int, tuple[int, ...]] = {}
-        self.tangents: dict[int, np.ndarray] = {}  # T_k: motion_tangent at step k's predicted pose
+        self.tangents: dict[int, np.ndarray] = {}  # T_k: the tangent metric at step k's predicted pose
         self.reference: float | None = None  # the pivot of the newest I where it was chosen
         self.switches = 0
 
@@ -61,7 +60,7 @@ class Partitions:
         chosen = previous
         jacobian = constraint_jacobian(self.mech, q)[list(self.rows)]
         basis = tangent_basis(jacobian) if len(self.rows) else np.eye(self.mech.n)
-        self.tangents[k] = motion_tangent(self.mech, self.axes, q, basis)
+        self.tangents[k] = self.metric(q, basis)
         if self.layout.independent is not None and all(i == previous for i in recent):
             candidate, quality = repartition(jacobian, previous, self.reference, SWITCH_RATIO)
             if self.required <= set(candidate):

@@ -6,10 +6,10 @@ z(t) ≈ z0 + ż (t − t0) + z̈ (t − t0)²/2 + c (t − t0)³, which gives i
 at t0 with their standard deviations (σ² (VᵀV)⁻¹ of the fit; one reading: the value alone). Then:
 
 1. position: Gauss-Newton on [Φ(q)/σ_Φ; (h(q) − z0)/σ_z0 of each encoder; 1e-3 (q − q_a)], from
-   q_a, the anchor (mech.q0 with the ``initial_state`` coordinates held, assembled); steps limited to
-   0.2 in max-norm so that the iteration follows the branch of q_a (the assembly mode of the file);
-   where the encoders leave a degree of freedom open, the same with every other reading, each read
-   in the free motion at q (``readings_position``: an IMU's accelerometers see gravity);
+   q_a, the anchor (the file's configuration with the ``initial_state`` coordinates held, assembled);
+   steps limited to 0.2 in max-norm so that the iteration follows the branch of q_a (the assembly mode
+   of the file); where the encoders leave a degree of freedom open, the same with every other reading,
+   each read in the free motion at q (``readings_position``: an IMU's accelerometers see gravity);
 2. velocity: the linear least squares [Φq q̇ = 0 (weighted); gyroscopes (h linear in q̇) at their
    reading nearest t0; encoders H q̇ = ż / σ_ż (H = ∂h/∂q); the ``initial_velocity`` coordinates,
    q̇_i = v_i / σ_v (σ_v: ``velocity_sigma``); 1e-3 q̇ = 0];
@@ -18,6 +18,9 @@ at t0 with their standard deviations (σ² (VᵀV)⁻¹ of the fit; one reading:
    at zero, and then λ and the forces from the equations of motion, Φqᵀλ − E F = Q − M q̈
    (estimator.dynamics.inverse). Without unknown forces q̈ and λ come from Lagrange's equations
    (kinematics only: q̈ on Φq q̈ = γ, minimum norm). Biases start at zero.
+
+The model's kinematics and dynamics are estimator.model_protocol's members: on a URDF tree Φ is empty,
+"Lagrange's equations" are the ABA and the assembly leaves q as it is.
 """
 
 from __future__ import annotations
@@ -28,15 +31,15 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from estimator.constraints import constraint_derivatives, constraint_jacobian
-from estimator.dynamics.forward import multipliers
 from estimator.dynamics.inverse import multipliers_and_drive_forces
 from estimator.errors import MbstateError
 from estimator.factors.estimation_state import EstimationLayout
 from estimator.factors.observation_stack import Observation, SensorTerm, observation_rows, predicted
-from estimator.kinematics import AssemblyError, solve_acceleration_problem, solve_position_problem
+from estimator.kinematics import AssemblyError, solve_acceleration_problem
 from estimator.model import Mechanism
-from estimator.model_protocol import free_accelerations, generalized_forces, mass_matrix
+from estimator.model_protocol import (Model, actuators, assemble, constraint_count, constraint_jacobian, constraints,
+                                      free_accelerations, generalized_forces, mass_matrix, multipliers,
+                                      start_configuration, velocity_term)
 from estimator.online.config import EstimatorConfig
 from sensors.base import Sensor, wrap_angle
 from sensors.messages import Reading
@@ -99,13 +102,13 @@ def fitted_motion(readings: Sequence[Reading], t0: float, sigma: float, wraps: b
     return Motion(wrap_angle(z) if wraps else z, padded[1:], sigmas)
 
 
-def start_anchor(mech: Mechanism, held: Sequence[tuple[str, float]] = ()) -> np.ndarray:
+def start_anchor(mech: Model, held: Sequence[tuple[str, float]] = ()) -> np.ndarray:
     """q_a: the file's configuration with the coordinates ``held`` ((name, value) pairs) fixed, assembled."""
-    q, names = mech.q0.copy(), mech.coordinate_names
+    q, names = start_configuration(mech).copy(), mech.coordinate_names
     indices = [names.index(name) for name, _ in held]
     q[indices] = [value for _, value in held]
     try:
-        return solve_position_problem(mech, q, indices)
+        return assemble(mech, q, indices)
     except AssemblyError as exc:
         raise MbstateError(f"estimator.initial_state: the mechanism does not assemble there ({exc})") from None
 
@@ -129,7 +132,7 @@ def position_motions(readings: Mapping[str, list[Reading]], terms: Mapping[str, 
             for name, rs in readings.items() if terms[name].sensor.variables == ("q",)}
 
 
-def initial_position(mech: Mechanism, layout: EstimationLayout, motions: Mapping[str, Motion],
+def initial_position(mech: Model, layout: EstimationLayout, motions: Mapping[str, Motion],
                      terms: Mapping[str, SensorTerm], anchor: np.ndarray) -> np.ndarray:
     """Step 1 of the module docstring: q at t0."""
     n = mech.n
@@ -143,10 +146,10 @@ def initial_position(mech: Mechanism, layout: EstimationLayout, motions: Mapping
             return np.zeros(0), np.zeros((0, n))
         return np.concatenate([e for e, _ in rows]), np.vstack([d[:, :n] for _, d in rows])
 
-    return solve_position_problem(mech, _gauss_newton(mech, anchor, measured, 1e-12)[0])
+    return assemble(mech, _gauss_newton(mech, anchor, measured, 1e-12)[0])
 
 
-def _gauss_newton(mech: Mechanism, start: np.ndarray, measured: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+def _gauss_newton(mech: Model, start: np.ndarray, measured: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
                   tolerance: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Step 1's iteration from ``start``: Gauss-Newton on [Φ(q)/σ_Φ; 1e-3 (q − start); the rows (e, ∂e/∂q)
     that ``measured(q)`` gives], each step limited to MAX_STEP in max-norm, until one is under ``tolerance``
@@ -154,7 +157,7 @@ def _gauss_newton(mech: Mechanism, start: np.ndarray, measured: Callable[[np.nda
     n = mech.n
     q = start.copy()
     for _ in range(ITERATIONS):
-        phi, phi_q, _ = constraint_derivatives(mech, q, False)
+        phi, phi_q = constraints(mech, q)
         error, gradient = measured(q)
         rows = [(CONSTRAINT_WEIGHT * phi, CONSTRAINT_WEIGHT * phi_q),
                 (REGULARIZATION * (q - start), REGULARIZATION * np.eye(n)), (error, gradient)]
@@ -166,14 +169,14 @@ def _gauss_newton(mech: Mechanism, start: np.ndarray, measured: Callable[[np.nda
     return q, phi_q, gradient
 
 
-def initial_velocity(mech: Mechanism, layout: EstimationLayout, q: np.ndarray, readings: Mapping[str, list[Reading]],
+def initial_velocity(mech: Model, layout: EstimationLayout, q: np.ndarray, readings: Mapping[str, list[Reading]],
                      motions: Mapping[str, Motion], terms: Mapping[str, SensorTerm], t0: float,
                      known: KnownVelocity = KnownVelocity()) -> np.ndarray:
     """Step 2 of the module docstring: q̇ at t0."""
     n = mech.n
     x = np.zeros(layout.size)
     x[:n] = q
-    rows = [(np.zeros(mech.m), CONSTRAINT_WEIGHT * constraint_jacobian(mech, q)),
+    rows = [(np.zeros(constraint_count(mech)), CONSTRAINT_WEIGHT * constraint_jacobian(mech, q)),
             (np.zeros(n), REGULARIZATION * np.eye(n))]
     for name, rs in readings.items():
         term = terms[name]
@@ -192,14 +195,14 @@ def initial_velocity(mech: Mechanism, layout: EstimationLayout, q: np.ndarray, r
     return _rows(rows)
 
 
-def initial_acceleration(mech: Mechanism, q: np.ndarray, qd: np.ndarray, guess: np.ndarray,
+def initial_acceleration(mech: Model, q: np.ndarray, qd: np.ndarray, guess: np.ndarray,
                          motions: Mapping[str, Motion],
                          terms: Mapping[str, SensorTerm]) -> tuple[np.ndarray, np.ndarray]:
     """Step 3 of the module docstring: q̈ at t0 from the encoders' fitted accelerations, near ``guess``,
     and its covariance."""
     n, step = mech.n, 1e-6
     phi_q = constraint_jacobian(mech, q)
-    gamma = -constraint_derivatives(mech, q, True)[2] @ qd @ qd  # γ = −Φ̇q q̇ = −(Φqq·q̇) q̇
+    gamma = velocity_term(mech, q, qd)  # γ = −Φ̇q q̇ = −(Φqq·q̇) q̇
     rows = [(-CONSTRAINT_WEIGHT * gamma, CONSTRAINT_WEIGHT * phi_q),
             (-REGULARIZATION * guess, REGULARIZATION * np.eye(n))]
     for name, motion in motions.items():
@@ -265,7 +268,7 @@ def readings_position(mech: Mechanism, layout: EstimationLayout, readings: Mappi
             q = start.copy()
             q[angles] += 2 * np.pi * turn / TURNS
             try:
-                q = solve_position_problem(mech, q, angles)
+                q = assemble(mech, q, angles)
             except AssemblyError:
                 continue
             starts.append((float(np.mean(residual(q) ** 2)), len(starts), q))
@@ -275,7 +278,7 @@ def readings_position(mech: Mechanism, layout: EstimationLayout, readings: Mappi
             best = local
     q, cost, seen = best
     seen *= np.sqrt(max(1.0, cost))  # readings the model fits worse than their noise: a model error, not σ
-    return (solve_position_problem(mech, q), seen) if seen < sigma else None
+    return (assemble(mech, q), seen) if seen < sigma else None
 
 
 def _fitted(mech: Mechanism, residual: Callable[[np.ndarray], np.ndarray], start: np.ndarray
@@ -297,14 +300,14 @@ def _fitted(mech: Mechanism, residual: Callable[[np.ndarray], np.ndarray], start
     return q, float(np.mean(residual(q) ** 2)), float(worst)
 
 
-def determines_position(mech: Mechanism, q: np.ndarray, sensors: Sequence[Sensor]) -> bool:
+def determines_position(mech: Model, q: np.ndarray, sensors: Sequence[Sensor]) -> bool:
     """Whether the position ``sensors``' gradients span every degree of freedom at q: rank of
     [Φq; ∂h/∂q] equal to n (else the start is a guess: the anchor)."""
     rows = [constraint_jacobian(mech, q)] + [sensor.measurement(q, jac=True)[1][0] for sensor in sensors]
     return int(np.linalg.matrix_rank(np.vstack(rows))) == mech.n
 
 
-def initial_state(mech: Mechanism, layout: EstimationLayout, readings: Mapping[str, list[Reading]],
+def initial_state(mech: Model, layout: EstimationLayout, readings: Mapping[str, list[Reading]],
                   terms: Mapping[str, SensorTerm], t0: float, anchor: np.ndarray,
                   known: KnownVelocity = KnownVelocity()) -> tuple[np.ndarray, np.ndarray]:
     """The stacked state x at t0 (module docstring), ``anchor``: q_a, assembled, ``known``: the
@@ -317,7 +320,7 @@ def initial_state(mech: Mechanism, layout: EstimationLayout, readings: Mapping[s
     x = np.zeros(layout.size)
     x[:n], x[n:2 * n] = q, qd
     force_sigmas = np.full(len(layout.forces), np.inf)
-    if not len(layout.rows):
+    if not len(layout.rows) and constraint_count(mech):  # kinematics only
         x[2 * n:3 * n] = solve_acceleration_problem(mech, q, qd, np.zeros(0), [])
         return x, force_sigmas
     qdd, _ = free_accelerations(mech, q, qd)
@@ -325,10 +328,10 @@ def initial_state(mech: Mechanism, layout: EstimationLayout, readings: Mapping[s
         qdd, covariance = initial_acceleration(mech, q, qd, qdd, motions, terms)
         rhs = generalized_forces(mech, q, qd) - mass_matrix(mech, q) @ qdd
         jacobian = constraint_jacobian(mech, q)
-        force_coordinates = [mech.actuators[j].coordinate for j in layout.forces]
+        force_coordinates = [actuators(mech)[j][1] for j in layout.forces]
         lam, forces, _ = multipliers_and_drive_forces(jacobian, rhs, force_coordinates)
         # F is linear in q̈ through rhs = Q − M q̈: its covariance is G C Gᵀ with G = ∂F/∂q̈
-        gradient = multipliers_and_drive_forces(jacobian, -mech.arrays.mass, force_coordinates)[1]  # column j: q̈_j
+        gradient = multipliers_and_drive_forces(jacobian, -mass_matrix(mech, q), force_coordinates)[1]  # column j: q̈_j
         force_sigmas = np.sqrt(np.diag(gradient @ covariance @ gradient.T))
         x[layout.force] = forces
     else:

@@ -13,12 +13,11 @@ from functools import partial
 import numpy as np
 
 from estimator.errors import MbstateError
-from estimator.factors.dynamics_factors import actuator_selection
 from estimator.factors.estimation_state import EstimationLayout, dynamics_rows, kinematic_rows
 from estimator.factors.observation_stack import RowFunction, weighted_model_rows
 from estimator.lengths import BodyLengthTerms
 from estimator.mass import BodyMassTerms
-from estimator.model import Mechanism
+from estimator.model_protocol import Model, actuators
 from estimator.online.config import EstimatorConfig
 from estimator.online.scales import dynamics_sigma
 
@@ -45,7 +44,7 @@ class StepModel:
         return float(np.max(np.abs(rows * self.plausibility)))
 
 
-def step_model(mech: Mechanism, layout: EstimationLayout, config: EstimatorConfig, rows: Sequence[int],
+def step_model(mech: Model, layout: EstimationLayout, config: EstimatorConfig, rows: Sequence[int],
                force_coordinates: Sequence[int], masses: BodyMassTerms | None,
                lengths: BodyLengthTerms | None) -> StepModel:
     """The model rows on ``layout`` under ``config``'s σ: the independent constraint ``rows`` at the
@@ -53,8 +52,7 @@ def step_model(mech: Mechanism, layout: EstimationLayout, config: EstimatorConfi
     ``force_coordinates`` (and the gravity error g and the mass errors of the bodies of ``masses`` when
     ``layout`` carries them); the length errors of the bodies of ``lengths`` when it carries them."""
     if config.dynamics:
-        selection = (actuator_selection(mech, list(force_coordinates)) if len(force_coordinates)
-                     else np.zeros((mech.n, 0)))
+        selection = np.eye(mech.n)[:, list(force_coordinates)]  # E: column j the unit vector of force j's coordinate
         if layout.gravity:  # g, the relative gravity error, loads the model's gravity force Q_g
             selection = np.column_stack((selection, mech.gravity_z[:mech.n]))
         function = partial(dynamics_rows, mech, layout, selection, masses, lengths)
@@ -64,7 +62,7 @@ def step_model(mech: Mechanism, layout: EstimationLayout, config: EstimatorConfi
     return StepModel(function, 1.0 / sigmas, sigmas / np.maximum(sigmas, defaults))
 
 
-def row_sigmas(mech: Mechanism, size: int, config: EstimatorConfig) -> np.ndarray:
+def row_sigmas(mech: Model, size: int, config: EstimatorConfig) -> np.ndarray:
     """σ of each model row under ``config``'s σ keys: ``size`` independent constraint rows at each
     level, and with the dynamics the n equations of motion between the velocity and acceleration
     rows (the order of step_bundle.step_sigmas), each with its σ (dynamics_sigmas)."""
@@ -76,13 +74,13 @@ def row_sigmas(mech: Mechanism, size: int, config: EstimatorConfig) -> np.ndarra
     return np.concatenate((position, velocity, acceleration))
 
 
-def dynamics_sigmas(mech: Mechanism, config: EstimatorConfig) -> np.ndarray:
+def dynamics_sigmas(mech: Model, config: EstimatorConfig) -> np.ndarray:
     """σ of each coordinate's equation of motion: ``dynamics_sigma`` (estimator.online.scales), and
     hypot(dynamics_sigma, S_i/√h) where ``force_noise`` gives coordinate i (or an actuator on it) the
     density S_i: a white generalized force held over the step h, whose variance per step is S_i²/h
     (EstimatorConfig, Model)."""
     sigmas = np.full(mech.n, dynamics_sigma(mech, config))
-    on = {a.name: a.coordinate for a in mech.actuators} | {c: i for i, c in enumerate(mech.coordinate_names)}
+    on = dict(actuators(mech)) | {c: i for i, c in enumerate(mech.coordinate_names)}
     for name, density in config.force_noise:
         if name not in on:
             raise MbstateError(f"estimator.force_noise: unknown coordinate or actuator {name!r} (known: "

@@ -117,3 +117,17 @@ def classical_acceleration(model: SpatialModel, kin: BodyKinematics, name: str,
     w, v, wd, vd = twist[:3], twist[3:], accel[:3], accel[3:]
     local = vd + np.cross(w, v) + np.cross(wd, p) + np.cross(w, np.cross(w, p))
     return frame_pose(model, kin, name)[0] @ local
+
+
+def angular_rates(model: SpatialModel, q: np.ndarray) -> np.ndarray:
+    """(3n, n): ∂ω/∂q̇ of every body's angular velocity in world axes, ωᵢ = Σ_{j moves i} Rⱼ aⱼ q̇ⱼ over
+    the revolute joints j (the angular rows of the spatial Jacobian Jˢⱼ = Ad_{Cⱼ} ʲXⱼ, eq. 104; a prismatic
+    joint turns nothing), body i's three rows at 3i. Only the rotations are propagated."""
+    n = model.dof
+    rot, axes = np.zeros((n, 3, 3)), np.zeros((3, n))
+    for i in range(n):
+        p = model.parent[i]
+        local = model.placement[i, :9].reshape(3, 3) @ lie.exp_so3(model.screw[i, :3] * q[i])
+        rot[i] = local if p < 0 else rot[p] @ local
+        axes[:, i] = rot[i] @ model.screw[i, :3]
+    return (ancestry(model)[:, None, :] * axes[None]).reshape(3 * n, n)

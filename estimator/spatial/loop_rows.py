@@ -61,6 +61,8 @@ def step_rows(model: SpatialModel, rows: np.ndarray, selection: np.ndarray, q: n
               qdd: np.ndarray, lam: np.ndarray, f: np.ndarray, jac: bool) -> tuple[np.ndarray, np.ndarray]:
     """(e, ∂e/∂[q, q̇, q̈, λ, F]) of one step (module docstring; 0 Jacobian rows without ``jac``)."""
     n, size, forces = model.dof, len(rows), selection.shape[1]
+    if not size:  # a tree, or no loop row kept: the dynamics alone, without the loops' kinematics
+        return _dynamics_rows(model, selection, q, qd, qdd, f, jac)
     terms = _terms(model, rows, q, qd, qdd)
     c, dc = _constraint_block(terms, rows, qd, qdd, jac)
     jac_s = terms.jac[rows]
@@ -77,3 +79,16 @@ def step_rows(model: SpatialModel, rows: np.ndarray, selection: np.ndarray, q: n
     dynamics[:, 3 * n:3 * n + size] = jac_s.T
     dynamics[:, 3 * n + size:] = -selection
     return error, out
+
+
+def _dynamics_rows(model: SpatialModel, selection: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+                   f: np.ndarray, jac: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``step_rows`` without loop rows: d = RNEA(q, q̇, q̈) − E F and ∂d/∂[q, q̇, q̈, F]."""
+    n = model.dof
+    d = inverse_dynamics(model, q, qd, qdd) - selection @ f
+    if not jac:
+        return d, np.zeros((0, 3 * n + selection.shape[1]))
+    out = np.empty((n, 3 * n + selection.shape[1]))
+    out[:, :3 * n] = np.concatenate(rnea_derivatives(model, q, qd, qdd), axis=1)
+    out[:, 3 * n:] = -selection
+    return d, out
