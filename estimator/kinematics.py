@@ -38,13 +38,15 @@ class AssemblyError(MbstateError):
     """The constraints cannot be satisfied from the given guess."""
 
 
-def _free_mask(mech: Mechanism, held: Sequence[int]) -> np.ndarray:
-    free = np.ones(mech.n, dtype=bool)
+def free_mask(n: int, held: Sequence[int]) -> np.ndarray:
+    """True for each of n coordinates not in ``held``."""
+    free = np.ones(n, dtype=bool)
     free[list(held)] = False
     return free
 
 
-def _lstsq(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def least_squares(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The minimum-norm least-squares x of a x = b, rank-revealing (RANK_TOLERANCE)."""
     return np.linalg.lstsq(a, b, rcond=RANK_TOLERANCE)[0]
 
 
@@ -97,7 +99,7 @@ def solve_position_problem(mech: Mechanism, q_guess: np.ndarray, held: Sequence[
     """q with Φ(q) = 0 near ``q_guess`` and on its branch, the coordinates ``held`` unchanged;
     raises AssemblyError."""
     q = np.array(q_guess, dtype=float)
-    free = _free_mask(mech, held)
+    free = free_mask(mech.n, held)
     a = mech.arrays
     angles, start, gap = _held_angle_starts(q, free, a.constants, a.c_kind, a.c_idx)
     if gap > MAX_TURN:
@@ -116,7 +118,7 @@ def _newton_position(mech: Mechanism, q: np.ndarray, free: np.ndarray, tol: floa
     for _ in range(max_iter):
         if np.max(np.abs(phi), initial=0.0) <= tol:
             return q
-        step = _lstsq(constraint_jacobian(mech, q)[:, free], -phi)
+        step = least_squares(constraint_jacobian(mech, q)[:, free], -phi)
         q = branch_step(mech, q, free, step)[0]
         phi = constraint_values(mech, q)
         if np.max(np.abs(step), initial=0.0) <= tol * 1e-3 * (1.0 + np.max(np.abs(q))):
@@ -130,22 +132,22 @@ def _newton_position(mech: Mechanism, q: np.ndarray, free: np.ndarray, tol: floa
 
 def solve_velocity_problem(mech: Mechanism, q: np.ndarray, qd_held: np.ndarray, held: Sequence[int]) -> np.ndarray:
     """q̇ with Φq q̇ = 0 and the held coordinates' velocities ``qd_held``."""
-    free = _free_mask(mech, held)
+    free = free_mask(mech.n, held)
     jac = constraint_jacobian(mech, q)
     qd = np.zeros(mech.n)
     qd[list(held)] = qd_held
-    qd[free] = _lstsq(jac[:, free], -jac[:, ~free] @ qd[~free])
+    qd[free] = least_squares(jac[:, free], -jac[:, ~free] @ qd[~free])
     return qd
 
 
 def solve_acceleration_problem(mech: Mechanism, q: np.ndarray, qd: np.ndarray, qdd_held: np.ndarray,
                                held: Sequence[int]) -> np.ndarray:
     """q̈ with Φq q̈ = −Φ̇q q̇ and the held coordinates' accelerations ``qdd_held``."""
-    free = _free_mask(mech, held)
+    free = free_mask(mech.n, held)
     jac = constraint_jacobian(mech, q)
     qdd = np.zeros(mech.n)
     qdd[list(held)] = qdd_held
-    qdd[free] = _lstsq(jac[:, free], acceleration_rhs(mech, q, qd) - jac[:, ~free] @ qdd[~free])
+    qdd[free] = least_squares(jac[:, free], acceleration_rhs(mech, q, qd) - jac[:, ~free] @ qdd[~free])
     return qdd
 
 

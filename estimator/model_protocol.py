@@ -47,7 +47,7 @@ refused with one line until the estimator takes its loops, issue 39):
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import partial, singledispatch
+from functools import partial, singledispatch, wraps
 
 import numpy as np
 
@@ -68,36 +68,41 @@ from estimator.spatial.tangent import mean_length, motion_tangent
 Model = Mechanism | SpatialModel
 
 
-@singledispatch
+def member(stub: Callable) -> Callable:
+    """A protocol member: a generic function of the model's type with ``stub``'s name, signature and
+    docstring, whose registrations are the models' answers and whose base refuses any other object."""
+    @wraps(stub)
+    def refuse(model: object, *args: object) -> None:
+        raise TypeError(f"not a mechanism model: {type(model).__name__}")
+
+    return singledispatch(refuse)
+
+
+@member
 def step_rows(model: Model, rows: np.ndarray, selection: np.ndarray, q: np.ndarray, qd: np.ndarray,
               qdd: np.ndarray, lam: np.ndarray, f: np.ndarray, jac: bool) -> tuple[np.ndarray, np.ndarray]:
     """(e, ∂e/∂[q, q̇, q̈, λ, F]) of one step (module docstring; 0 Jacobian rows without ``jac``)."""
-    raise TypeError(f"not a mechanism model: {type(model).__name__}")
 
 
-@singledispatch
+@member
 def constraint_rows(model: Model, rows: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
                     jac: bool) -> tuple[np.ndarray, np.ndarray]:
     """(c, ∂c/∂[q, q̇, q̈]) over the constraint ``rows`` (module docstring)."""
-    raise TypeError(f"not a mechanism model: {type(model).__name__}")
 
 
-@singledispatch
+@member
 def mass_matrix(model: Model, q: np.ndarray) -> np.ndarray:
     """M(q), (n, n)."""
-    raise TypeError(f"not a mechanism model: {type(model).__name__}")
 
 
-@singledispatch
+@member
 def generalized_forces(model: Model, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
     """Q(q, q̇), (n,) [N, N·m]."""
-    raise TypeError(f"not a mechanism model: {type(model).__name__}")
 
 
-@singledispatch
+@member
 def free_accelerations(model: Model, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(q̈, λ) under the model's own forces Q."""
-    raise TypeError(f"not a mechanism model: {type(model).__name__}")
 
 
 @step_rows.register
@@ -152,95 +157,80 @@ def _(model: SpatialModel, q, qd):
     return spatial.forward_dynamics(model, q, qd, np.zeros(model.dof)), np.zeros(0)
 
 
-@singledispatch
+@member
 def actuators(model: Model) -> tuple[tuple[str, int], ...]:
     """(name, coordinate) of each actuator."""
-    raise TypeError(f"not a mechanism model: {type(model).__name__}")
 
 
-@singledispatch
+@member
 def start_configuration(model: Model) -> np.ndarray:
     """The file's configuration q (n,)."""
-    raise TypeError(f"not a mechanism model: {type(model).__name__}")
 
 
-@singledispatch
+@member
 def constraint_count(model: Model) -> int:
     """m, the constraint rows."""
-    raise TypeError(f"not a mechanism model: {type(model).__name__}")
 
 
-@singledispatch
+@member
 def constraint_names(model: Model) -> tuple[str, ...]:
     """The names of the m constraint rows."""
-    raise TypeError(f"not a mechanism model: {type(model).__name__}")
 
 
-@singledispatch
+@member
 def constraints(model: Model, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(Φ(q) (m,), Φq (m, n))."""
-    raise TypeError(f"not a mechanism model: {type(model).__name__}")
 
 
-@singledispatch
+@member
 def constraint_jacobian(model: Model, q: np.ndarray) -> np.ndarray:
     """Φq (m, n)."""
-    raise TypeError(f"not a mechanism model: {type(model).__name__}")
 
 
-@singledispatch
+@member
 def velocity_term(model: Model, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
     """γ = −Φ̇q q̇ (m,), the right side of Φq q̈ = γ."""
-    raise TypeError(f"not a mechanism model: {type(model).__name__}")
 
 
-@singledispatch
+@member
 def multipliers(model: Model, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
     """λ (m,) of Φqᵀλ = Q − M q̈ (least squares)."""
-    raise TypeError(f"not a mechanism model: {type(model).__name__}")
 
 
-@singledispatch
+@member
 def assemble(model: Model, q: np.ndarray, held: Sequence[int] = ()) -> np.ndarray:
     """q with Φ(q) = 0 near ``q``, the coordinates ``held`` unchanged; kinematics.AssemblyError."""
-    raise TypeError(f"not a mechanism model: {type(model).__name__}")
 
 
-@singledispatch
+@member
 def independent_rows(model: Model, q: np.ndarray) -> np.ndarray:
     """S: a maximal independent subset of the constraint rows at q (sorted)."""
-    raise TypeError(f"not a mechanism model: {type(model).__name__}")
 
 
-@singledispatch
+@member
 def independent_coordinates(model: Model, q: np.ndarray, rank: int) -> list[int]:
     """The independent coordinates suggested at q for constraints of ``rank``."""
-    raise TypeError(f"not a mechanism model: {type(model).__name__}")
 
 
-@singledispatch
+@member
 def tangent_metric(model: Model) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """T(q, N): the tangent basis N (n × f) made orthonormal in the bodies' angular velocities."""
-    raise TypeError(f"not a mechanism model: {type(model).__name__}")
 
 
-@singledispatch
+@member
 def coordinate_lengths(model: Model) -> np.ndarray:
     """(n,): 1 on angles, a mean body length [m] on lengths."""
-    raise TypeError(f"not a mechanism model: {type(model).__name__}")
 
 
-@singledispatch
+@member
 def total_mass(model: Model) -> float:
     """The moving bodies' mass [kg]."""
-    raise TypeError(f"not a mechanism model: {type(model).__name__}")
 
 
-@singledispatch
+@member
 def model_errors(model: Model, rows: Sequence[int]
                  ) -> tuple[bool, BodyMassTerms | None, BodyLengthTerms | None]:
     """(whether gravity loads the model, the bodies' mass terms, the length terms of the rows S)."""
-    raise TypeError(f"not a mechanism model: {type(model).__name__}")
 
 
 @actuators.register

@@ -17,33 +17,23 @@ from collections.abc import Sequence
 import numpy as np
 
 from estimator.errors import MbstateError
-from estimator.kinematics import MAX_TURN, RANK_TOLERANCE
+from estimator.kinematics import MAX_TURN, RANK_TOLERANCE, free_mask, least_squares
 from estimator.linalg import pivot_columns
 from estimator.spatial.loops import loop_terms, row_names
 from estimator.spatial.model import SpatialModel
-
-
-def _free(model: SpatialModel, held: Sequence[int]) -> np.ndarray:
-    free = np.ones(model.dof, dtype=bool)
-    free[list(held)] = False
-    return free
-
-
-def _lstsq(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.linalg.lstsq(a, b, rcond=RANK_TOLERANCE)[0]
 
 
 def assemble(model: SpatialModel, guess: np.ndarray, held: Sequence[int] = (), tol: float = 1e-12,
              max_iter: int = 100) -> np.ndarray:
     """q with Φ(q) = 0 [m] near ``guess``, the joints ``held`` unchanged; MbstateError naming the worst
     row when Newton-Raphson does not reach ``tol``."""
-    q, free = np.array(guess, dtype=float), _free(model, held)
+    q, free = np.array(guess, dtype=float), free_mask(model.dof, held)
     zero = np.zeros(model.dof)
     terms = loop_terms(model, q, zero)
     for _ in range(max_iter):
         if np.max(np.abs(terms.phi), initial=0.0) <= tol:
             return q
-        step = _lstsq(terms.jac[:, free], -terms.phi)
+        step = least_squares(terms.jac[:, free], -terms.phi)
         q[free] += step * min(1.0, MAX_TURN / max(np.max(np.abs(step), initial=0.0), 1e-300))
         terms = loop_terms(model, q, zero)
     if np.max(np.abs(terms.phi), initial=0.0) <= 1e3 * tol:
@@ -55,20 +45,20 @@ def assemble(model: SpatialModel, guess: np.ndarray, held: Sequence[int] = (), t
 
 def velocities(model: SpatialModel, q: np.ndarray, qd_held: np.ndarray, held: Sequence[int]) -> np.ndarray:
     """q̇ with Φq q̇ = 0, the held joints' rates ``qd_held``."""
-    free, qd = _free(model, held), np.zeros(model.dof)
+    free, qd = free_mask(model.dof, held), np.zeros(model.dof)
     qd[list(held)] = qd_held
     jac = loop_terms(model, q, qd).jac
-    qd[free] = _lstsq(jac[:, free], -jac[:, ~free] @ qd[~free])
+    qd[free] = least_squares(jac[:, free], -jac[:, ~free] @ qd[~free])
     return qd
 
 
 def accelerations(model: SpatialModel, q: np.ndarray, qd: np.ndarray, qdd_held: np.ndarray,
                   held: Sequence[int]) -> np.ndarray:
     """q̈ with Φq q̈ + Φ̇q q̇ = 0, the held joints' accelerations ``qdd_held``."""
-    free, qdd = _free(model, held), np.zeros(model.dof)
+    free, qdd = free_mask(model.dof, held), np.zeros(model.dof)
     qdd[list(held)] = qdd_held
     terms = loop_terms(model, q, qd)
-    qdd[free] = _lstsq(terms.jac[:, free], -terms.rate @ qd - terms.jac[:, ~free] @ qdd[~free])
+    qdd[free] = least_squares(terms.jac[:, free], -terms.rate @ qd - terms.jac[:, ~free] @ qdd[~free])
     return qdd
 
 
@@ -102,13 +92,13 @@ def project(model: SpatialModel, q: np.ndarray, qd: np.ndarray, held: Sequence[i
     """(q, q̇) moved onto Φ(q) = 0 by minimum-norm Newton steps of the free joints and then onto
     Φq q̇ = 0 by the minimum-norm correction of their rates, the ``held`` joints' values and rates
     kept (the planar lagrange.project's method, in joint coordinates)."""
-    q, qd, free = np.array(q, dtype=float), np.array(qd, dtype=float), _free(model, held)
+    q, qd, free = np.array(q, dtype=float), np.array(qd, dtype=float), free_mask(model.dof, held)
     zero = np.zeros(model.dof)
     for _ in range(max_iter):
         terms = loop_terms(model, q, zero)
         if np.max(np.abs(terms.phi), initial=0.0) <= tol:
             break
-        q[free] += _lstsq(terms.jac[:, free], -terms.phi)
+        q[free] += least_squares(terms.jac[:, free], -terms.phi)
     jac = loop_terms(model, q, zero).jac
-    qd[free] -= _lstsq(jac[:, free], jac @ qd)
+    qd[free] -= least_squares(jac[:, free], jac @ qd)
     return q, qd
