@@ -55,7 +55,6 @@ from estimator import constraints as planar_constraints
 from estimator import kinematics
 from estimator.dynamics import forward, lagrange
 from estimator.dynamics import step_rows as planar_rows
-from estimator.errors import MbstateError
 from estimator.forces import generalized_forces as planar_forces
 from estimator.lengths import BodyLengthTerms, body_length_terms
 from estimator.mass import BodyMassTerms, body_mass_terms
@@ -313,10 +312,7 @@ def _(model: Mechanism, rows):
 
 def _tree(model: SpatialModel) -> SpatialModel:
     """``model``, which must be a tree: the estimator does not take a closed chain's loops yet."""
-    if model.loops:
-        raise MbstateError(f"{model.name}: a closed chain (sidecar loops) in the online estimator: not yet "
-                           "(issue 39); open chains only")
-    return model
+    return model.open_chain("in the online estimator: not yet (issue 39); open chains only")
 
 
 @actuators.register

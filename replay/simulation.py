@@ -93,6 +93,12 @@ def forward_truths(mech: Model, q0: np.ndarray, qd0: np.ndarray, dt: float, t_en
     steps, per = max(1, int(round(t_end / dt))), max(1, int(round(min(chunk_s, t_end) / dt)))
     substeps = max(1, math.ceil(dt / TRUTH_STEP - 1e-9))
     chunk = _spatial_forward(mech, forces) if isinstance(mech, SpatialModel) else _planar_forward(mech, forces, method)
+    return _chunked(chunk, q0, qd0, dt, steps, per, substeps)
+
+
+def _chunked(chunk: Chunk, q0: np.ndarray, qd0: np.ndarray, dt: float, steps: int, per: int,
+             substeps: int) -> Iterator[Truth]:
+    """:func:`forward_truths`' chunks, each from the last state of the one before."""
     done = 0
     while done < steps:
         count = min(per, steps - done)
@@ -111,8 +117,13 @@ def _planar_forward(mech: Mechanism, forces: Mapping[str, float], method: str) -
     return chunk
 
 
+def _tree(model: SpatialModel) -> SpatialModel:
+    """``model``, refused when it has loops: the truths here are a tree's (ABA, RNEA)."""
+    return model.open_chain("is not simulated with sensors yet; forward, inverse, statics and hybrid take it")
+
+
 def _spatial_forward(model: SpatialModel, forces: Mapping[str, float]) -> Chunk:
-    values = actuator_values(model.actuator_names, forces)
+    values = actuator_values(_tree(model).actuator_names, forces)
     tau = model.actuation() @ values
 
     def chunk(q0: np.ndarray, qd0: np.ndarray, dt: float, count: int, substeps: int) -> Truth:
@@ -141,8 +152,14 @@ def inverse_truths(mech: Model, drives: Sequence[str], samples: DriveTrajectory,
     derivatives = samples.derivatives()
     per = max(1, int(round(min(chunk_s, t_end) / dt)))
     if isinstance(mech, SpatialModel):
-        order = joint_order(mech, list(drives), "--drive")
+        order = joint_order(_tree(mech), list(drives), "--drive")
         derivatives = tuple(values[:, order] for values in derivatives)
+    return _inverse_chunks(mech, drives, samples, derivatives, times, per)
+
+
+def _inverse_chunks(mech: Model, drives: Sequence[str], samples: DriveTrajectory, derivatives: tuple,
+                    times: np.ndarray, per: int) -> Iterator[Truth]:
+    """:func:`inverse_truths`' chunks of ``per`` steps at ``times``, from the samples' ``derivatives``."""
     for start in range(0, max(len(times) - 1, 1), per):
         chunk = times[start:start + per + 1]
         pos, vel, acc = hermite_resample(samples.t, *derivatives, chunk)

@@ -89,3 +89,20 @@ def test_what_a_urdf_sensor_file_cannot_hold_is_one_line(tmp_path, capsys, senso
                  "--out", str(tmp_path / "x.log")]) == 2
     out, err = capsys.readouterr()
     assert out == "" and problem in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("driven", [False, True])
+def test_a_closed_chain_is_refused_before_any_log_is_written(tmp_path, capsys, driven) -> None:
+    """The truths are a tree's (ABA, RNEA): a chain with loops would be simulated with its loops open."""
+    sensors = tmp_path / "sensors.yaml"
+    sensors.write_text("sensors:\n  crank: {kind: encoder, joint: crank, rate: 100, counts: 4096}\n")
+    joints = load_spatial(REPO / "configs" / "mechanisms" / "urdf" / "rssr.urdf").joint_names
+    trajectory = tmp_path / "motion.txt"
+    trajectory.write_text("".join(f"{t} " + " ".join(["0.1"] * len(joints)) + "\n" for t in (0.0, 0.5, 1.0)))
+    motion = ["--drive", ",".join(joints), "--trajectory", str(trajectory)] if driven else []
+    log = tmp_path / "x.log"
+    assert main(["simulate", str(REPO / "configs" / "mechanisms" / "urdf" / "rssr.urdf"), "--sensors", str(sensors),
+                 "--t-end", "0.1", "--out", str(log), *motion]) == 2
+    out, err = capsys.readouterr()
+    assert "rssr: a closed chain (loops in its sidecar) is not simulated with sensors yet" in err
+    assert len(err.strip().splitlines()) == 1 and not log.exists()
