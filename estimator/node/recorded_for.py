@@ -66,19 +66,14 @@ def model_parameters(mech: Mechanism) -> dict[str, list[float]]:
 
 def setup_header(mech: Mechanism | SpatialModel, sensors: SensorSet, mechanism_path: str | Path,
                  sensors_path: str | Path) -> dict[str, Any]:
-    """The header keys of a log that say what it was recorded for (module docstring). A spatial model
-    (a URDF, written by ``mbstate simulate``): its joints as the coordinates, no constraints, and no
-    ``parameters`` (the URDF file is the record; nothing estimates from such a log yet)."""
+    """The header keys of a log that say what it was recorded for (module docstring), from the model
+    protocol; a spatial model (a URDF) has no ``parameters`` (the URDF file is the record)."""
+    named = actuators(mech)
     header: dict[str, Any] = {"mechanism": str(mechanism_path), "sensors_file": str(sensors_path),
-                              "sensors": sensors.document}
-    if isinstance(mech, SpatialModel):
-        return {**header, "coordinates": list(mech.joint_names), "constraints": [],
-                "actuators": list(mech.actuator_names),
-                "actuator_coordinates": [mech.joint_names[j] for j in mech.actuated]}
-    return {**header, "coordinates": list(mech.coordinate_names), "constraints": list(mech.constraint_names),
-            "actuators": [a.name for a in mech.actuators],
-            "actuator_coordinates": [mech.coordinate_names[a.coordinate] for a in mech.actuators],
-            "parameters": model_parameters(mech)}
+                              "sensors": sensors.document, "coordinates": list(mech.coordinate_names),
+                              "constraints": list(constraint_names(mech)), "actuators": [name for name, _ in named],
+                              "actuator_coordinates": [mech.coordinate_names[c] for _, c in named]}
+    return header if isinstance(mech, SpatialModel) else {**header, "parameters": model_parameters(mech)}
 
 
 def shortened(names: Sequence[str], shown: int = SHOWN) -> str:
