@@ -21,7 +21,11 @@ m the coordinates the noise acts on (the driven ones left out with the jerk forc
 that the model-error states do not take up shows as what it is: an acceleration error a, smooth over T₂,
 gives A² ≈ a² T₂. The means are exponentially weighted with time constant ACCELERATION_MEMORY (the plain
 mean while fewer changes are in); A starts at ACCELERATION_START, until both horizons are seen, and stays at
-least ACCELERATION_FLOOR of it. The sum starts again where the independent coordinates change.
+least ACCELERATION_FLOOR of it. Where the independent coordinates change, the sums turn into the new
+coordinates' frame (the same motion whitened anew), so that a file of points, whose coordinates change
+often, matches A as a file with angle coordinates does. The first T₂ of steps after a start are left out:
+their velocity changes are the estimate's convergence from its start (estimator.online.startup), not the
+process noise.
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ class AccelerationNoise:
         self._coordinates: np.ndarray | None = None  # those the sum is over
         self._ring = np.zeros((0, 0))  # s_k of the last lags[1] steps
         self._count = 0
+        self._settling = 0  # steps left out after a start (module docstring)
 
     def observe(self, k: int, before: np.ndarray | None, after: np.ndarray) -> None:
         """Step k's newest estimate ``after`` and the previous update's estimate ``before`` of step k − 1
@@ -65,18 +70,24 @@ class AccelerationNoise:
         coordinates = self._coordinates_of.get(integrated)
         if coordinates is None:
             coordinates = self._coordinates_of[integrated] = np.asarray(integrated)[~self.drafter.driven(integrated)]
-        if before is None or coordinates is not self._coordinates:
+        if before is None:
             self._restart(coordinates)
-        if before is None or not len(coordinates):
+            self._settling = self.lags[1]
+            return
+        if self._settling:  # the estimate still converging from its start, not the process noise
+            self._settling -= 1
+            return
+        tangent = self.partitions.tangents[k]
+        if coordinates is not self._coordinates:
+            self._carry(coordinates, tangent)
+        if not len(coordinates):
             return
         n, h = self.n, self.h
         change = (after[n + coordinates] - before[n + coordinates]
                   - 0.5 * h * (before[2 * n + coordinates] + after[2 * n + coordinates]))
-        picked = self.partitions.tangents[k][coordinates]
-        shape = picked @ picked.T
+        picked = tangent[coordinates]
         total = self._ring[(self._count - 1) % len(self._ring)] if self._count else 0.0
-        white = change / math.sqrt(shape[0, 0]) if len(coordinates) == 1 else np.linalg.solve(
-            np.linalg.cholesky(shape), change)
+        white = change / np.linalg.norm(picked) if len(coordinates) == 1 else np.linalg.solve(_whitener(picked), change)
         self._add(total + white, len(coordinates))
 
     def _add(self, total: np.ndarray, m: int) -> None:
@@ -95,8 +106,28 @@ class AccelerationNoise:
             self.density = max(math.sqrt(max(square, 0.0)), ACCELERATION_FLOOR * ACCELERATION_START)
             self.drafter.acceleration_noise = self.density
 
+    def _carry(self, coordinates: np.ndarray, tangent: np.ndarray) -> None:
+        """The sums into the frame of the new ``coordinates`` P′ at a change of the independent coordinates:
+        with Q = L⁻¹ T[P] (L Lᵀ = T[P] T[P]ᵀ) a whitened change is e = Q w (w the bodies' velocity change,
+        q̇ = T w), so the sums turn by Q′ Qᵀ, the same motion's sums in the new frame (a rotation when P and
+        P′ span the same motions, as they do without driven coordinates). A new sum where the count
+        differs or no sum is open."""
+        previous = self._coordinates
+        if previous is None or not self._count or len(previous) != len(coordinates):
+            self._restart(coordinates)
+            return
+        old, new = tangent[previous], tangent[coordinates]
+        turn = np.linalg.solve(_whitener(new), new) @ np.linalg.solve(_whitener(old), old).T
+        self._ring = self._ring @ turn.T
+        self._coordinates = coordinates
+
     def _restart(self, coordinates: np.ndarray) -> None:
         """A new sum over ``coordinates`` (the means are kept)."""
         self._coordinates, self._count = coordinates, 0
         if self._ring.shape[1] != len(coordinates):
             self._ring = np.zeros((self.lags[1], len(coordinates)))
+
+
+def _whitener(picked: np.ndarray) -> np.ndarray:
+    """L with L Lᵀ = T[P] T[P]ᵀ (``picked`` = T[P]), lower triangular: Cov r_k = A² h L Lᵀ."""
+    return np.linalg.cholesky(picked @ picked.T)

@@ -23,20 +23,26 @@ from sensors.config import load_sensors
 RATE = 200.0
 
 
-def matched_density(density: float, velocity_error: float, seed: int, seconds: float = 30.0) -> float:
-    """A after ``seconds`` of estimates of one coordinate whose velocity walks with white acceleration of
-    ``density`` and is read with a white error of σ ``velocity_error``; the model explains nothing else
-    (zero acceleration)."""
+def matched_density(density: float, velocity_error: float, seed: int, seconds: float = 30.0,
+                    tangent: np.ndarray = np.ones((1, 1)), switch_every: int = 0) -> float:
+    """A after ``seconds`` of estimates of coordinates q̇ = T w (T = ``tangent``, n x d) whose motion w walks
+    with white acceleration of ``density`` and whose velocities are read with a white error of σ
+    ``velocity_error``; the model explains nothing else (zero acceleration). The estimate integrates the
+    first d coordinates, or (``switch_every`` steps) the last d and the first d in turn, the first
+    ``lags[1]`` steps being left out as the start's."""
+    n, d = tangent.shape
     drafter = types.SimpleNamespace(acceleration_noise=ACCELERATION_START,
                                     driven=lambda integrated: np.zeros(len(integrated), bool))
-    partitions = types.SimpleNamespace(integrated=lambda k: (0,), tangents={})
-    noise = AccelerationNoise(EstimatorConfig(rate=RATE), types.SimpleNamespace(n=1), drafter, partitions)
+    first, last = tuple(range(d)), tuple(range(n - d, n))
+    partitions = types.SimpleNamespace(
+        integrated=lambda k: last if switch_every and (k // switch_every) % 2 else first, tangents={})
+    noise = AccelerationNoise(EstimatorConfig(rate=RATE), types.SimpleNamespace(n=n), drafter, partitions)
     rng, h = np.random.default_rng(seed), 1.0 / RATE
-    velocity, before = 0.0, None
+    motion, before = np.zeros(d), None
     for k in range(int(seconds * RATE)):
-        velocity += rng.normal(scale=density * math.sqrt(h))
-        after = np.array([0.0, velocity + rng.normal(scale=velocity_error), 0.0])
-        partitions.tangents[k] = np.ones((1, 1))
+        motion += rng.normal(scale=density * math.sqrt(h), size=d)
+        after = np.concatenate([np.zeros(n), tangent @ motion + rng.normal(scale=velocity_error, size=n), np.zeros(n)])
+        partitions.tangents[k] = tangent
         noise.observe(k, before, after)
         before = after
     assert drafter.acceleration_noise == noise.density  # the steps drafted next get it
@@ -51,6 +57,17 @@ def test_the_density_of_a_random_walk_whatever_the_estimate_s_own_error(density:
         # a running mean over 2 s of changes over 0.5 s: each within a factor 1.7, their geometric mean 25 %
         assert np.all(np.abs(np.log(found / density)) < math.log(1.7))
         assert math.exp(np.mean(np.log(found))) == pytest.approx(density, rel=0.25)
+
+
+def test_the_density_whichever_coordinates_are_integrated_and_however_often_they_change() -> None:
+    # two motions seen through three coordinates (a points file's), integrated as (0, 1) and (1, 2) in turn
+    # every 0.1 s, shorter than either horizon: the sums turn into each new frame, so A is matched as with
+    # one choice throughout (within the 25 % of the one-coordinate test, over 8 seeds)
+    tangent = np.array([[1.0, 0.0], [0.6, 0.8], [-0.3, 2.0]])
+    for switch_every in (0, 20):
+        found = np.array([matched_density(0.5, 0.0, seed, tangent=tangent, switch_every=switch_every)
+                          for seed in range(8)])
+        assert math.exp(np.mean(np.log(found))) == pytest.approx(0.5, rel=0.25)
 
 
 def final_density(estimator_name: str) -> float:
