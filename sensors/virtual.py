@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from estimator.errors import MbstateError
-from estimator.model import Mechanism
+from estimator.model_protocol import Model, actuators
 from estimator.timeseries import Trajectory
 from sensors.base import Sensor, State
 from sensors.messages import Reading
@@ -38,19 +38,20 @@ class Truth:
     f: np.ndarray
 
     @classmethod
-    def from_trajectory(cls, mech: Mechanism, trajectory: Trajectory,
+    def from_trajectory(cls, mech: Model, trajectory: Trajectory,
                         actuator_forces: dict[str, np.ndarray | float] | None = None) -> Truth:
         """From a solved trajectory; ``actuator_forces`` maps actuator names to values (constant or per
         sample), default: the trajectory's forces on each actuator's coordinate, else zero."""
-        count = len(trajectory.t)
-        f = np.zeros((count, len(mech.actuators)))
-        for j, actuator in enumerate(mech.actuators):
-            if actuator_forces and actuator.name in actuator_forces:
-                f[:, j] = actuator_forces[actuator.name]
+        count, drives = len(trajectory.t), actuators(mech)
+        f = np.zeros((count, len(drives)))
+        for j, (name, coordinate) in enumerate(drives):
+            if actuator_forces and name in actuator_forces:
+                f[:, j] = actuator_forces[name]
             else:
-                f[:, j] = trajectory.forces.get(mech.coordinate_names[actuator.coordinate], 0.0)
+                f[:, j] = trajectory.forces.get(trajectory.coordinate_names[coordinate], 0.0)
+        lam = np.zeros((count, 0)) if trajectory.lam is None else trajectory.lam
         return cls(t=np.asarray(trajectory.t, float), q=trajectory.q, qd=trajectory.qd, qdd=trajectory.qdd,
-                   lam=trajectory.lam, f=f)
+                   lam=lam, f=f)
 
     def state(self, i: int) -> State:
         return State(t=float(self.t[i]), q=self.q[i], qd=self.qd[i], qdd=self.qdd[i], lam=self.lam[i], f=self.f[i])

@@ -12,7 +12,7 @@ import zmq
 from conftest import MECHANISMS, REPO
 from fake_estimator import FakeConfig
 
-from estimator.demo.run import crank_truth
+from estimator.demo.cases import crank_truth
 from estimator.node.access import make_key_pair
 from estimator.node.client import ClientKeys, curve_client
 from estimator.node.config import NodeConfig, load_node_config

@@ -1,5 +1,6 @@
-"""``mbstate demo``: virtual four-bar sensors and a subscriber in a second process, the node in this one,
-on loopback (estimator.demo.run); progress on stderr, the summary on stdout."""
+"""``mbstate demo``: virtual sensors of a machine (the four-bar, or the Panda arm with ``--mechanism panda``)
+and a subscriber in a second process, the node in this one, on loopback (estimator.demo.run); progress
+on stderr, the summary on stdout."""
 
 from __future__ import annotations
 
@@ -8,17 +9,22 @@ import json
 import sys
 
 from estimator.argument_types import simulated_duration
+from estimator.demo.cases import CASES
 from estimator.demo.run import run_demo, summary_text
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``demo`` subcommand."""
     parser = subparsers.add_parser(
-        "demo", help="run the estimator node on a simulated four-bar and summarize",
-        description="Simulate the four-bar with a driven crank, publish its virtual sensors at real time from a "
-                    "second process to the online estimator node running in this one on loopback, collect the "
-                    "estimates with a subscriber and print the node's latency, the errors against the "
-                    "simulation's truth and the message counts.")
+        "demo", help="run the estimator node on a simulated machine and summarize",
+        description="Simulate a machine (the four-bar with a driven crank, or the Panda arm), publish its virtual "
+                    "sensors at real time from a second process to the online estimator node running in this one "
+                    "on loopback, collect the estimates with a subscriber and print the node's latency, the errors "
+                    "against the simulation's truth and the message counts.")
+    parser.add_argument("--mechanism", choices=sorted(CASES), default="fourbar",
+                        help="the machine: fourbar (a crank encoder, a coupler IMU, a load cell; the crank torque "
+                             "estimated) or panda (seven joint encoders; the seven drive torques estimated); "
+                             "default fourbar")
     parser.add_argument("--duration", type=simulated_duration, default=5.0,
                         help="simulated seconds (default 5, at most 600)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sensor noise (default 0)")
@@ -35,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     url_stream = sys.stderr if args.json else sys.stdout
-    summary = run_demo(args.duration, args.seed, curve=args.curve, sigmas=args.sigmas,
+    summary = run_demo(args.duration, args.seed, curve=args.curve, sigmas=args.sigmas, mechanism=args.mechanism,
                        progress=lambda text: print(f"mbstate demo: {text}", file=sys.stderr, flush=True),
                        view=(lambda url: print(url, file=url_stream, flush=True)) if args.view else None)
     print(json.dumps(summary) if args.json else summary_text(summary))

@@ -1,8 +1,8 @@
-"""``mbstate demo``: virtual four-bar sensors in one process, the node in this one, and a summary.
+"""``mbstate demo``: virtual sensors of a machine in one process, the node in this one, and a summary.
 
-1. Ground truth: the four-bar with a driven crank (fourbar_crank.yaml) following
-   θ(t) = 1.2 (1 − cos 2t) rad, by classical inverse dynamics at 1 ms, so the motor torque varies;
-   the sensors of the packaged sensor file sample it (sensors.virtual, seeded).
+1. Ground truth: the machine of ``--mechanism`` (estimator.demo.cases: the four-bar with a driven crank,
+   or the Panda arm) along a motion of its own, by classical inverse dynamics at 1 ms, so the drive
+   torques vary; the sensors of its packaged sensor file sample it (sensors.virtual, seeded).
 2. Warm-up: a throwaway estimator takes the first WARM_UP_S of readings, so that compiling (first
    run) or loading (later runs) the numeric kernels does not count in the node's latency.
 3. The node (estimator.node.runtime) binds free loopback ports and runs in this process's main
@@ -16,13 +16,8 @@
    beside the estimates (a truth file); the node does no work for it beyond one more subscriber.
 4. Summary: the node's counters and step latency, and the RMSE of the estimates the subscriber
    received against the truth at their step times: ``q`` over the point coordinates [m], ``qd`` [m/s],
-   ``angle`` over the other coordinates (the crank angle) [rad], ``force`` over the estimated
-   actuator forces [N or N·m].
-
-The three configuration files are package data (estimator/data: ``fourbar_crank.yaml``,
-``fourbar_sensors.yaml``, ``fourbar_estimator.yaml``), copies of configs/mechanisms/fourbar_crank.yaml,
-configs/sensors/fourbar.yaml and configs/estimator/fourbar.yaml (a test keeps them identical), so
-the demo runs from an installed wheel as from the repository.
+   ``angle`` and ``rate`` over the other coordinates (the crank angle, the arm's joints) [rad, rad/s],
+   ``force`` over the estimated actuator forces [N or N·m].
 """
 
 from __future__ import annotations
@@ -39,9 +34,9 @@ from typing import Any
 
 import numpy as np
 
+from estimator.demo.cases import CASES, DemoCase
 from estimator.demo.peer import Peer
-from estimator.dynamics.inverse import inverse_dynamics
-from estimator.model import Mechanism
+from estimator.model_protocol import Model, actuators
 from estimator.node.access import CurveParams, make_key_pair
 from estimator.node.config import NodeConfig, load_node_config
 from estimator.node.intake import EstimatorFactory, intake_for, online_estimator
@@ -51,10 +46,7 @@ from estimator.view.run import ViewParams
 from estimator.view.truth import write_truth
 from sensors.virtual import Truth, simulate_readings
 
-DATA_FILES = {"mechanism": "fourbar_crank.yaml", "sensors": "fourbar_sensors.yaml",
-              "estimator": "fourbar_estimator.yaml"}
 LOOPBACK = "tcp://127.0.0.1:*"
-TRUTH_STEP = 1e-3  # [s], divides every sensor period of the packaged sensor file
 WARM_UP_S = 0.1  # [s] of readings: past the estimator's start-up into steady steps
 DEADLINE_MARGIN_S = 30.0  # [s] beyond twice the duration before the watchdog stops the node
 
@@ -74,28 +66,20 @@ def demo_keys(curve: bool) -> Iterator[tuple[CurveParams | None, tuple[str, ...]
 
 
 @contextlib.contextmanager
-def demo_config(estimator_config: Any = None, curve: CurveParams | None = None, sigmas: bool = False
-                ) -> Iterator[NodeConfig]:
-    """The packaged configuration with free loopback ports, no recording, ``curve`` as ``node.curve`` and
-    ``sigmas`` as the estimator's ``publish_sigmas`` (``estimator_config``: reader of the estimator
-    section, for tests)."""
+def demo_config(estimator_config: Any = None, curve: CurveParams | None = None, sigmas: bool = False,
+                case: DemoCase = CASES["fourbar"]) -> Iterator[NodeConfig]:
+    """The packaged configuration of ``case`` with free loopback ports, no recording, ``curve`` as
+    ``node.curve`` and ``sigmas`` as the estimator's ``publish_sigmas`` (``estimator_config``: reader of the
+    estimator section, for tests)."""
     data = importlib.resources.files("estimator") / "data"
     with contextlib.ExitStack() as stack:
-        paths = {key: stack.enter_context(importlib.resources.as_file(data / name)) for key, name in DATA_FILES.items()}
+        paths = {key: stack.enter_context(importlib.resources.as_file(data / name)) for key, name in case.files.items()}
         config = load_node_config(paths["estimator"], estimator_config, mechanism=paths["mechanism"],
                                   sensors=paths["sensors"])
         node = dataclasses.replace(config.node, sub=LOOPBACK, pub=LOOPBACK, control=LOOPBACK, curve=curve,
                                    log=dataclasses.replace(config.node.log, path=None))
         estimator = dataclasses.replace(config.estimator, publish_sigmas=True) if sigmas else config.estimator
         yield dataclasses.replace(config, node=node, estimator=estimator)
-
-
-def crank_truth(mech: Mechanism, duration: float) -> Truth:
-    """Inverse dynamics along θ(t) = 1.2 (1 − cos 2t) (the upstream four-bar's crank motion)."""
-    t = TRUTH_STEP * np.arange(int(round(duration / TRUTH_STEP)) + 1)
-    theta, rate, acceleration = 1.2 * (1.0 - np.cos(2.0 * t)), 2.4 * np.sin(2.0 * t), 4.8 * np.cos(2.0 * t)
-    result = inverse_dynamics(mech, ["theta0"], t, theta, rate, acceleration)
-    return Truth.from_trajectory(mech, result.trajectory)
 
 
 def warm_up(config: NodeConfig, estimator_factory: EstimatorFactory, readings: list[dict]) -> None:
@@ -117,7 +101,7 @@ def live_view(config: NodeConfig, node: Node, truth: Truth, key_files: tuple[str
         yield None
         return
     with ViewProcess() as view:
-        write_truth(view.truth, truth.t, truth.q, truth.f, [a.name for a in config.mech.actuators])
+        write_truth(view.truth, truth.t, truth.q, truth.f, [name for name, _ in actuators(config.mech)])
         curve_key, server_key = key_files or (None, None)
         announce(view.start(ViewParams(mechanism=config.mech.source, endpoint=node.endpoints["pub"],
                                        readings=view.readings, truth=str(view.truth), curve_key=curve_key,
@@ -131,15 +115,15 @@ def _stop_when_peer_ends(node: Node, peer: Peer, deadline_s: float) -> None:
     node.stop()
 
 
-def rmse(estimates: list[dict], truth: Truth, mech: Mechanism, actuators: list[str]) -> dict[str, float | None]:
-    """RMSE of q and q̇ over the point coordinates, of q over the other coordinates (angles) and of the
-    estimated actuator forces (None: no data)."""
+def rmse(estimates: list[dict], truth: Truth, mech: Model, drives: list[str]) -> dict[str, float | None]:
+    """RMSE of q and q̇ over the point coordinates, of q and q̇ over the other coordinates (angles) and of
+    the estimated actuator forces ``drives`` (None: no data)."""
     if not estimates:
-        return {"q": None, "qd": None, "angle": None, "force": None}
+        return {"q": None, "qd": None, "angle": None, "rate": None, "force": None}
     t = np.array([e["t"] for e in estimates])
     inside = (t >= truth.t[0]) & (t <= truth.t[-1])
-    points = mech.point_coordinates
-    angles = [i for i in range(mech.n) if i not in points]
+    points = list(getattr(mech, "point_coordinates", ()))
+    angles = [i for i in range(truth.q.shape[1]) if i not in points]
 
     def error(estimated: np.ndarray, reference: np.ndarray) -> float | None:
         true = np.column_stack([np.interp(t[inside], truth.t, column) for column in reference.T])
@@ -147,29 +131,31 @@ def rmse(estimates: list[dict], truth: Truth, mech: Mechanism, actuators: list[s
         diff = diff[np.all(np.isfinite(diff), axis=1)]
         return float(np.sqrt(np.mean(diff**2))) if diff.size else None
 
-    q = np.array([e["q"] for e in estimates])
-    named = [name for name in actuators if name in estimates[0]["forces"]]
+    q, qd = np.array([e["q"] for e in estimates]), np.array([e["qd"] for e in estimates])
+    named = [name for name in drives if name in estimates[0]["forces"]]
     forces = np.array([[e["forces"].get(name, np.nan) for name in named] for e in estimates]).reshape(len(t), -1)
-    columns = [actuators.index(name) for name in named]
-    return {"q": error(q[:, points], truth.q[:, points]),
-            "qd": error(np.array([e["qd"] for e in estimates])[:, points], truth.qd[:, points]),
+    columns = [drives.index(name) for name in named]
+    return {"q": error(q[:, points], truth.q[:, points]) if points else None,
+            "qd": error(qd[:, points], truth.qd[:, points]) if points else None,
             "angle": error(q[:, angles], truth.q[:, angles]) if angles else None,
+            "rate": error(qd[:, angles], truth.qd[:, angles]) if angles else None,
             "force": error(forces, truth.f[:, columns]) if named else None}
 
 
 def run_demo(duration: float = 5.0, seed: int = 0, estimator_factory: EstimatorFactory = online_estimator,
              estimator_config: Any = None, progress: Callable[[str], None] = lambda text: None,
-             curve: bool = False, sigmas: bool = False, view: Callable[[str], None] | None = None
-             ) -> dict[str, Any]:
-    """Run the demo (see the module docstring); the summary as a map (``interrupted``: SIGINT / SIGTERM
-    stopped the node before every reading was sent). ``progress`` hears what it is doing; ``curve``:
-    the node and its peer use CURVE; ``sigmas``: the estimates carry σ; ``view``: run the live view, which
-    hears its URL."""
+             curve: bool = False, sigmas: bool = False, view: Callable[[str], None] | None = None,
+             mechanism: str = "fourbar") -> dict[str, Any]:
+    """Run the demo on the machine ``mechanism`` (a key of estimator.demo.cases.CASES; see the module
+    docstring); the summary as a map (``interrupted``: SIGINT / SIGTERM stopped the node before every
+    reading was sent). ``progress`` hears what it is doing; ``curve``: the node and its peer use CURVE;
+    ``sigmas``: the estimates carry σ; ``view``: run the live view, which hears its URL."""
+    case = CASES[mechanism]
     with (demo_keys(curve) as (curve_params, key_files),
-          demo_config(estimator_config, curve_params, sigmas) as config):
-        progress("starting: simulating the four-bar and warming up the estimator "
+          demo_config(estimator_config, curve_params, sigmas, case) as config):
+        progress(f"starting: simulating the {case.title} and warming up the estimator "
                  "(the first run compiles the numeric kernels: up to a minute)...")
-        truth = crank_truth(config.mech, duration)
+        truth = case.truth(config.mech, duration)
         readings = [r.to_map() for r in simulate_readings(config.sensors.sensors, truth, seed)]
         warm_up(config, estimator_factory, readings)
         progress(f"running: {duration:g} s of sensor readings from a second process to the node...")
@@ -185,12 +171,12 @@ def run_demo(duration: float = 5.0, seed: int = 0, estimator_factory: EstimatorF
             node.close()  # publishes the last status, which ends the peer's subscriber
             report = peer.report()
         watchdog.join()
-        actuators = [a.name for a in config.mech.actuators]
-        return {"duration_s": duration, "wall_s": time.monotonic() - started, "readings_sent": report["sent"],
+        drives = [name for name, _ in actuators(config.mech)]
+        return {"mechanism": mechanism, "duration_s": duration, "wall_s": time.monotonic() - started, "readings_sent": report["sent"],
                 "interrupted": report["sent"] < len(readings),
                 "steps": status["steps"], "estimates_received": len(report["estimates"]),
                 "latency_ms": status["latency_ms"], "latency_budget_ms": config.estimator.latency_budget_ms,
-                "rmse": rmse(report["estimates"], truth, config.mech, actuators),
+                "rmse": rmse(report["estimates"], truth, config.mech, drives),
                 **{key: status[key] for key in ("received", "accepted", "skipped", "dropped", "late", "malformed",
                                                 "overruns", "recoveries")}}
 
@@ -203,15 +189,16 @@ def summary_text(summary: dict[str, Any]) -> str:
         return "n/a" if x is None else f"{x:.3g} {unit}"
 
     return "\n".join([
-        f"four-bar demo: {summary['readings_sent']} sensor messages "
+        f"{CASES[summary['mechanism']].title} demo: {summary['readings_sent']} sensor messages "
         + (f"before the interruption ({summary['duration_s']:g} s planned)" if summary["interrupted"] else
            f"over {summary['duration_s']:g} s") + f", {summary['wall_s']:.1f} s of wall time",
         f"  node: {summary['steps']} steps, latency p50 {latency['p50']:.3f} ms, p99 {latency['p99']:.3f} ms, "
         f"max {latency['max']:.3f} ms; {summary['overruns']} overruns of the {summary['latency_budget_ms']:g} ms "
         f"budget, {summary['recoveries']} recoveries",
-        f"  RMSE against the simulation: crank angle {value(errors['angle'], 'rad')}, "
-        f"positions {value(errors['q'], 'm')}, velocities {value(errors['qd'], 'm/s')}, "
-        f"motor torque {value(errors['force'], 'N·m')}",
+        "  RMSE against the simulation: " + ", ".join(
+            f"{label} {value(errors[key], unit)}" for key, label, unit in (
+                ("angle", "angles", "rad"), ("rate", "rates", "rad/s"), ("q", "positions", "m"),
+                ("qd", "velocities", "m/s"), ("force", "drive torques", "N·m")) if errors[key] is not None),
         f"  messages: received {summary['received']}, accepted {summary['accepted']}, skipped {summary['skipped']} "
         f"(the node behind its input), dropped {summary['dropped']}, "
         f"late {summary['late']}, malformed {summary['malformed']}; estimates at the subscriber "

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from estimator.model import Mechanism
+from estimator.model_protocol import Model, actuators, constraint_count
 
 TOPIC = b"estimate"  # the ZeroMQ topic frame of the node's plot stream
 COUNTS = ("step", "latency_ms", "update_steps")  # an estimate's numbers besides its state
@@ -49,10 +49,10 @@ class PlotMap:
         self.force_bands = dict(zip(self.forces, _bands(self.f)))
 
     @classmethod
-    def for_mechanism(cls, mech: Mechanism) -> PlotMap:
-        """The map of ``mech``'s estimates (the node's plot stream)."""
+    def for_mechanism(cls, mech: Model) -> PlotMap:
+        """The map of ``mech``'s estimates (the node's plot stream), a planar or a spatial model."""
         names = mech.coordinate_names
-        return cls(names, mech.m, [(a.name, names[a.coordinate]) for a in mech.actuators])
+        return cls(names, constraint_count(mech), [(name, names[on]) for name, on in actuators(mech)])
 
     def __call__(self, record: Mapping[str, Any]) -> dict[str, float]:
         """The flat map of a truth or estimate record, or of the node's estimate map

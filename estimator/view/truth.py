@@ -1,6 +1,6 @@
 """A simulation's truth for the view: the pose and the series at an estimate's time (``mbstate demo --view``).
 
-The demo knows the truth it simulated (estimator.demo.run.crank_truth) and hands it to the view as a
+The demo knows the truth it simulated (estimator.demo.cases) and hands it to the view as a
 msgpack file ``{t: [N], q: [N][n], f: [N][a], actuators: [a names]}``; the view shows the sample nearest
 to each estimate's t beside the estimate. The node's stream carries no truth.
 """

@@ -15,7 +15,7 @@ from conftest import MECHANISMS, REPO, cli_exit_code, read_csv
 from fake_estimator import FakeConfig, fake_factory
 from node_harness import SENSORS, RunningNode, bound_sub, encoder, estimates, write_config
 
-from estimator.demo.run import crank_truth
+from estimator.demo.cases import crank_truth
 from estimator.errors import MbstateError
 from estimator.logfile import LogWriter, read_log
 from estimator.node.config import load_node_config

@@ -62,8 +62,23 @@ def test_demo_json_summary(capsys) -> None:
     assert errors["q"] < 5e-3 and errors["qd"] < 0.1 and errors["angle"] < 0.02 and errors["force"] < 5.0
     text = summary_text(summary).splitlines()
     assert [line.split(":")[0].strip() for line in text[1:]] == ["node", "RMSE against the simulation", "messages"]
-    assert f"{summary['steps']} steps" in text[1] and "crank angle" in text[2] and "motor torque" in text[2]
+    assert f"{summary['steps']} steps" in text[1] and "angles" in text[2] and "drive torques" in text[2]
     assert _peer_processes() == []
+
+
+def test_demo_on_the_panda_arm(capsys) -> None:
+    # a URDF arm through the same node, sockets and summary: seven encoders, seven unknown drive torques
+    assert cli_exit_code(["demo", "--mechanism", "panda", "--duration", "0.5", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["mechanism"] == "panda" and not summary["interrupted"]
+    assert summary["received"] == summary["readings_sent"] > 3000  # 7 encoders at 1 kHz
+    assert summary["dropped"] == summary["malformed"] == summary["late"] == 0 and summary["steps"] >= 1
+    errors = summary["rmse"]
+    assert errors["q"] is None and errors["qd"] is None  # no point coordinates
+    # ~5e-5 rad, 0.015 rad/s and 0.3 N·m on 3 s; loose bounds against a broken pipeline
+    assert errors["angle"] < 1e-3 and errors["rate"] < 0.2 and errors["force"] < 5.0
+    assert summary_text(summary).startswith("Panda arm demo:")
+    assert cli_exit_code(["demo", "--mechanism", "delta"]) == 2  # not a machine of the demo: argparse's line
 
 
 class InterruptedAfter:

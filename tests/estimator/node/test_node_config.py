@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import MECHANISMS, REPO
 
-from estimator.demo.run import DATA_FILES
+from estimator.demo.cases import CASES
 from estimator.errors import MbstateError
 from estimator.node.config import LogParams, NodeParams, load_node_config
 from estimator.online.config import EstimatorConfig
@@ -101,10 +101,15 @@ def test_missing_files_are_named(tmp_path) -> None:
 
 def test_the_demo_ships_copies_of_the_repository_configurations() -> None:
     data = REPO / "estimator" / "data"
-    originals = {"mechanism": MECHANISMS / "fourbar_crank.yaml", "sensors": SENSORS, "estimator": EXAMPLE}
-    for key, name in DATA_FILES.items():
-        assert (data / name).read_text(encoding="utf-8") == originals[key].read_text(encoding="utf-8"), (
-            f"estimator/data/{name} differs from {originals[key].relative_to(REPO)}: copy it over")
+    originals = {"fourbar": {"mechanism": MECHANISMS / "fourbar_crank.yaml", "sensors": SENSORS, "estimator": EXAMPLE},
+                 "panda": {"mechanism": MECHANISMS / "urdf" / "panda.urdf",
+                           "sensors": REPO / "configs" / "sensors" / "panda_encoders.yaml",
+                           "estimator": REPO / "configs" / "estimator" / "panda.yaml"}}
+    assert set(CASES) == set(originals)
+    for case, files in originals.items():
+        for key, name in CASES[case].files.items():
+            assert (data / name).read_text(encoding="utf-8") == files[key].read_text(encoding="utf-8"), (
+                f"estimator/data/{name} differs from {files[key].relative_to(REPO)}: copy it over")
 
 
 def test_example_estimator_section_shows_the_defaults() -> None:

@@ -10,7 +10,7 @@ import time
 from fake_estimator import FakeConfig, FakeEstimator, fake_factory
 from node_harness import RunningNode, encoder, estimates, write_config
 
-from estimator.demo.run import crank_truth
+from estimator.demo.cases import crank_truth
 from estimator.logfile import LogWriter, read_log
 from estimator.node.config import load_node_config
 from estimator.node.intake import intake_for, log_header
