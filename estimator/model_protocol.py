@@ -28,7 +28,10 @@ selection of the unknown forces F):
 Members the online estimator asks (estimator.online; a spatial tree answers them, a closed chain is
 refused with one line until the estimator takes its loops, issue 39):
 - ``actuators(model)``: (name, coordinate) of each actuator; ``start_configuration(model)``: the file's q
-  (the planar q0, a URDF's sidecar ``initial`` or 0), not necessarily assembled;
+  (the planar q0, a URDF's sidecar ``initial`` or 0), not necessarily assembled; ``drawn_at(model, q)``:
+  the model as if its file had been drawn at q (q its start configuration);
+- ``point_coordinates(model)``: the coordinates that are lengths [m] (a planar file's points; a tree's
+  prismatic joints are its own coordinates, not points: none);
 - ``constraint_count(model)``: m, the constraint rows (a tree: 0); ``constraint_names(model)``: theirs;
 - ``constraints(model, q)``: (Φ, Φq); ``constraint_jacobian(model, q)``: Φq (m × n);
 - ``velocity_term(model, q, q̇)``: γ = −Φ̇q q̇ of Φq q̈ = γ;
@@ -46,7 +49,9 @@ refused with one line until the estimator takes its loops, issue 39):
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from functools import partial, singledispatch, wraps
 
 import numpy as np
@@ -58,13 +63,20 @@ from estimator.dynamics import step_rows as planar_rows
 from estimator.forces import generalized_forces as planar_forces
 from estimator.lengths import BodyLengthTerms, body_length_terms
 from estimator.mass import BodyMassTerms, body_mass_terms
+from estimator.mechanism_file import load_mechanism
 from estimator.model import Mechanism
 from estimator.spatial import closed_dynamics, loop_rows
 from estimator.spatial import dynamics as spatial
-from estimator.spatial.model import PRISMATIC, SpatialModel
+from estimator.spatial.model import PRISMATIC, SpatialModel, is_urdf, load_spatial
 from estimator.spatial.tangent import mean_length, motion_tangent
 
 Model = Mechanism | SpatialModel
+
+
+def load_model(path: str | Path) -> Model:
+    """The model of a mechanism file: a URDF (by its suffix, with its sidecar) or a planar YAML file;
+    MbstateError with one line for a bad file."""
+    return load_spatial(path) if is_urdf(path) else load_mechanism(path)
 
 
 def member(stub: Callable) -> Callable:
@@ -167,6 +179,16 @@ def start_configuration(model: Model) -> np.ndarray:
 
 
 @member
+def drawn_at(model: Model, q: np.ndarray) -> Model:
+    """The model with ``q`` as its start configuration."""
+
+
+@member
+def point_coordinates(model: Model) -> tuple[int, ...]:
+    """The indices of the point coordinates."""
+
+
+@member
 def constraint_count(model: Model) -> int:
     """m, the constraint rows."""
 
@@ -240,6 +262,16 @@ def _(model: Mechanism):
 @start_configuration.register
 def _(model: Mechanism):
     return model.q0
+
+
+@drawn_at.register
+def _(model: Mechanism, q):
+    return dataclasses.replace(model, q0=np.array(q, dtype=float))
+
+
+@point_coordinates.register
+def _(model: Mechanism):
+    return tuple(model.point_coordinates)
 
 
 @constraint_count.register
@@ -323,6 +355,16 @@ def _(model: SpatialModel):
 @start_configuration.register
 def _(model: SpatialModel):
     return model.initial
+
+
+@drawn_at.register
+def _(model: SpatialModel, q):
+    return dataclasses.replace(model, initial=np.array(q, dtype=float))
+
+
+@point_coordinates.register
+def _(model: SpatialModel):
+    return ()
 
 
 @constraint_count.register

@@ -12,6 +12,10 @@ links that carry an IMU, the link with a load cell):
     d  a and c, plus a load cell in one link, 100 Hz (the pick-and-place robot: motor 1's torque, as
        every link is in its redundant loop, where λ is not unique and a link's force not observable)
 
+The URDF arms (``ARM_LAYOUTS``) have sets of their own (issue 39), named anew:
+
+    enc  an encoder of 2^14 counts per revolution on every joint, 1 kHz
+
 Noise as in configs/sensors/fourbar.yaml (the commented example): encoders of 4096 counts (the
 pick-and-place robot's motor encoders 8192, as in configs/sensors/pick_and_place.yaml); gyroscopes
 8.7e-5 rad/s/√Hz and accelerometers 1.5e-3 m/s²/√Hz with a turn-on bias, a bias random walk and the
@@ -70,6 +74,30 @@ LAYOUTS = {
 }
 
 
+@dataclass(frozen=True)
+class ArmLayout:
+    """Where the sensors of a URDF arm go: its file (in configs/mechanisms) and its movable ``joints``,
+    each with an encoder of ``counts`` per revolution."""
+
+    mechanism: str
+    joints: tuple[str, ...]
+    counts: int = 16384
+
+
+ARM_SETS = {"enc": "encoders on the joints"}
+ALL_SETS = SETS | ARM_SETS
+ARM_LAYOUTS = {
+    "ur5": ArmLayout("urdf/ur5.urdf", ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint",
+                                       "wrist_2_joint", "wrist_3_joint")),
+    "panda": ArmLayout("urdf/panda.urdf", tuple(f"panda_joint{j}" for j in range(1, 8))),
+}
+
+
+def joint_encoders(layout: ArmLayout) -> dict[str, Any]:
+    return {f"{joint}_encoder": {"kind": "encoder", "joint": joint, "counts": layout.counts, "rate": 1000,
+                                 "noise": dict(ENCODER_NOISE)} for joint in layout.joints}
+
+
 def encoders(layout: Layout) -> dict[str, Any]:
     return {name: {"kind": "encoder", **({"bodies": body} if isinstance(body, list) else {"body": body}),
                    "counts": layout.counts, "rate": 1000, "noise": dict(ENCODER_NOISE)}
@@ -94,14 +122,16 @@ def load_cells(layout: Layout) -> dict[str, Any]:
                                   "noise": dict(LOAD_CELL_NOISE)}}
 
 
-def sensor_set(layout: Layout, name: str) -> dict[str, Any]:
+PARTS = {"a": (encoders,), "b": (encoders, gyroscopes), "c": (gyroscopes, accelerometers),
+         "d": (encoders, gyroscopes, accelerometers, load_cells), "enc": (joint_encoders,)}
+
+
+def sensor_set(layout: Layout | ArmLayout, name: str) -> dict[str, Any]:
     """The document of one set (see the module docstring)."""
-    parts = {"a": (encoders,), "b": (encoders, gyroscopes), "c": (gyroscopes, accelerometers),
-             "d": (encoders, gyroscopes, accelerometers, load_cells)}[name]
     sensors: dict[str, Any] = {}
-    for part in parts:
+    for part in PARTS[name]:
         sensors.update(part(layout))
-    return {"mechanism": f"configs/mechanisms/{layout.mechanism}", "description": f"set {name}: {SETS[name]}",
+    return {"mechanism": f"configs/mechanisms/{layout.mechanism}", "description": f"set {name}: {ALL_SETS[name]}",
             "sensors": sensors}
 
 
@@ -120,8 +150,8 @@ def text(document: dict[str, Any]) -> str:
 
 def file_text(mechanism: str, name: str) -> str:
     """The file of one mechanism and set, with its header comment."""
-    layout = LAYOUTS[mechanism]
-    return (f"# Accuracy matrix, {mechanism} ({layout.mechanism}), sensor set {name}: {SETS[name]}.\n"
+    layout = (LAYOUTS | ARM_LAYOUTS)[mechanism]
+    return (f"# Accuracy matrix, {mechanism} ({layout.mechanism}), sensor set {name}: {ALL_SETS[name]}.\n"
             f"# Written by scripts/make_accuracy_sensor_sets.py (its docstring explains the sets); keys as\n"
             f"# in configs/sensors/fourbar.yaml, documented in configs/sensors/README.md.\n"
             + text(sensor_set(layout, name)))
@@ -132,11 +162,11 @@ def main() -> None:
     parser.add_argument("--out-dir", type=Path, default=OUT_DIR, help=f"output folder (default {OUT_DIR})")
     args = parser.parse_args()
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    for mechanism in LAYOUTS:
-        for name in SETS:
-            path = args.out_dir / f"{mechanism}_{name}.yaml"
-            path.write_text(file_text(mechanism, name), encoding="utf-8")
-            print(f"written: {path}")
+    cells = [(m, s) for m in LAYOUTS for s in SETS] + [(m, s) for m in ARM_LAYOUTS for s in ARM_SETS]
+    for mechanism, name in cells:
+        path = args.out_dir / f"{mechanism}_{name}.yaml"
+        path.write_text(file_text(mechanism, name), encoding="utf-8")
+        print(f"written: {path}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Write the drive trajectories of the accuracy matrix (estimator/benchmarks/accuracy.py):
-``configs/trajectories/<mechanism>.txt`` for the four-bar, the slider-crank and the five-bar,
-2000 samples every 5 ms (t = 0 … 9.995 s). The pick-and-place robot's has its own script
+``configs/trajectories/<mechanism>.txt`` for the four-bar, the slider-crank, the five-bar and the UR5
+and Panda arms, 2000 samples every 5 ms (t = 0 … 9.995 s). The pick-and-place robot's has its own script
 (make_pick_and_place_trajectory.py).
 
     python scripts/make_drive_trajectories.py [--out-dir DIR]
@@ -11,6 +11,8 @@ paper's motion (A = 1.2 rad, ω = 2 rad/s); the slider-crank's crank turns throu
 centre (the crank drives it: no singular pose); the five-bar's cranks move at incommensurate rates,
 so the end effector sweeps an area, with its couplers kept clear of the singular poses where they
 or a crank and its coupler line up (tests/estimator/benchmarks/test_accuracy_matrix.py checks the margin).
+The arms (URDF) swing every joint from a working pose (``start``; a URDF's joints are 0 in its file,
+arm stretched) at incommensurate rates, within the joint limits and under 1.5 rad/s.
 
 Format (upstream MBSE): ``%`` comment lines, then one row per sample: t [s], then one column per
 driven coordinate [rad], 12 significant digits.
@@ -24,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from estimator.kinematics import solve_position_problem
-from estimator.mechanism_file import load_mechanism
+from estimator.assembly import assembled
+from estimator.model_protocol import load_model
 
 REPO = Path(__file__).resolve().parents[1]
 MECHANISMS = REPO / "configs" / "mechanisms"
@@ -35,24 +37,34 @@ STEP, COUNT = 0.005, 2000
 
 @dataclass(frozen=True)
 class Swing:
-    """θ_j(t) = θ_j(0) + A_j (1 − cos ω_j t) for the coordinates ``drives`` (θ_j(0) from the file)."""
+    """θ_j(t) = θ_j(0) + A_j (1 − cos ω_j t) for the coordinates ``drives`` (θ_j(0) from the file, or
+    ``start``) of the mechanism ``file`` (in configs/mechanisms)."""
 
+    file: str
     drives: tuple[str, ...]
     amplitude: tuple[float, ...]  # A_j [rad]
     omega: tuple[float, ...]  # ω_j [rad/s]
+    start: tuple[float, ...] = ()  # θ_j(0) [rad] where the file's pose is not the one to start from
 
 
-SWINGS = {"fourbar_crank": Swing(("theta0",), (1.2,), (2.0,)),
-          "slider_crank": Swing(("crank",), (1.5,), (4.0,)),
-          "five_bar": Swing(("left", "right"), (0.5, 0.3), (2.0, 3.0))}
+UR5_JOINTS = ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
+              "wrist_3_joint")
+SWINGS = {"fourbar_crank": Swing("fourbar_crank.yaml", ("theta0",), (1.2,), (2.0,)),
+          "slider_crank": Swing("slider_crank.yaml", ("crank",), (1.5,), (4.0,)),
+          "five_bar": Swing("five_bar.yaml", ("left", "right"), (0.5, 0.3), (2.0, 3.0)),
+          "ur5": Swing("urdf/ur5.urdf", UR5_JOINTS, (0.5, 0.4, 0.5, 0.4, 0.5, 0.6), (0.9, 1.1, 1.3, 1.7, 1.5, 2.1),
+                       (0.0, -1.0, 1.2, -1.5, -1.5, 0.0)),
+          "panda": Swing("urdf/panda.urdf", tuple(f"panda_joint{j}" for j in range(1, 8)),
+                         (0.4, 0.3, 0.4, 0.35, 0.5, 0.4, 0.6), (0.9, 1.1, 1.3, 0.7, 1.7, 1.5, 2.1),
+                         (0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785))}
 
 
 def samples(mechanism: str, t: np.ndarray) -> np.ndarray:
     """θ_j(t) of a mechanism's swing, (len(t), k) [rad]."""
     swing = SWINGS[mechanism]
-    mech = load_mechanism(MECHANISMS / f"{mechanism}.yaml")
-    q0 = solve_position_problem(mech, mech.q0)
-    start = np.array([q0[mech.index(name)] for name in swing.drives])
+    mech = load_model(MECHANISMS / swing.file)
+    q0 = assembled(mech, dict(zip(swing.drives, swing.start)))
+    start = np.array([q0[mech.coordinate_names.index(name)] for name in swing.drives])
     return start + np.array(swing.amplitude) * (1.0 - np.cos(np.outer(t, swing.omega)))
 
 
@@ -62,7 +74,7 @@ def file_text(mechanism: str) -> str:
     t = STEP * np.arange(COUNT)
     terms = ", ".join(f"{name} = {name}(0) + {a:g} (1 - cos {w:g} t)"
                       for name, a, w in zip(swing.drives, swing.amplitude, swing.omega))
-    header = (f"% {mechanism}.yaml drive trajectory, written by scripts/make_drive_trajectories.py\n"
+    header = (f"% {swing.file} drive trajectory, written by scripts/make_drive_trajectories.py\n"
               f"% {terms} [rad, t in s]\n"
               f"% t [s]              {'  '.join(f'{name} [rad]'.ljust(19) for name in swing.drives).rstrip()}\n")
     rows = "".join(f"{ti: .11e}" + "".join(f" {v: .11e}" for v in row) + "\n"

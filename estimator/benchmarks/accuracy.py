@@ -57,8 +57,7 @@ from estimator.benchmarks import CONFIGS, machine, machine_stalls
 from estimator.benchmarks.node import stall_line
 from estimator.drive_trajectory import load_drive_trajectory
 from estimator.errors import MbstateError
-from estimator.mechanism_file import load_mechanism
-from estimator.model import Mechanism
+from estimator.model_protocol import Model, actuators, drawn_at, load_model, point_coordinates
 from estimator.node.config import NodeConfig, load_node_config
 from estimator.online.config import EstimatorConfig
 from estimator.section import Section
@@ -84,7 +83,8 @@ STALL_SECONDS = 2.0  # of machine_stalls before and after the matrix
 class Scenario:
     """One mechanism of the matrix: its file, the joints whose angles are reported, the drive
     trajectory of those joints (None: no driven motion) and the free motion's start (None: no free
-    motion; ``initial`` held while assembling near the file's coordinates, ``guess`` replacing some)."""
+    motion; ``initial`` held while assembling near the file's coordinates, ``guess`` replacing some);
+    the sensor ``sets`` it has."""
 
     name: str
     mechanism: Path
@@ -94,6 +94,7 @@ class Scenario:
     jerk_random_walk: float | None  # the drive motion's white-jerk density (EstimatorConfig, force_model jerk)
     initial: dict[str, float] | None
     guess: dict[str, float]
+    sets: tuple[str, ...]
 
     def motions(self) -> tuple[str, ...]:
         return tuple(m for m, present in zip(MOTIONS, (self.trajectory, self.initial)) if present is not None)
@@ -131,11 +132,12 @@ class Matrix:
                 raise MbstateError(f"unknown {kind} '{unknown[0]}' (known: {', '.join(known)})")
         return [Cell(name, s, motion)
                 for name, scenario in self.scenarios.items() if not mechanisms or name in mechanisms
-                for s in self.sets if not sets or s in sets
+                for s in scenario.sets if not sets or s in sets
                 for motion in scenario.motions() if not motions or motion in motions]
 
 
-def _scenario(section: Section, name: str, base: Path) -> Scenario:
+def _scenario(section: Section, name: str, base: Path, set_names: Sequence[str], default_sets: list[str]
+              ) -> Scenario:
     joints = section.raw("joints")
     if not isinstance(joints, list) or not joints or not all(isinstance(j, str) for j in joints):
         raise section.error("joints", f"must be a list of coordinate names, got {joints!r}")
@@ -150,8 +152,11 @@ def _scenario(section: Section, name: str, base: Path) -> Scenario:
     guess = free.number_map("guess") if free else {}
     if free:
         free.finish()
+    sets = section.raw("sets", default_sets)
+    if not isinstance(sets, list) or not sets or not all(s in set_names for s in sets):
+        raise section.error("sets", f"must be a list of the matrix's sets ({', '.join(set_names)}), got {sets!r}")
     scenario = Scenario(name, base / section.text("file"), tuple(joints), trajectory, force_rate, jerk, initial,
-                        guess)
+                        guess, tuple(sets))
     section.finish()
     if not scenario.motions():
         raise section.error("driven", "a mechanism needs a driven or a free motion (or both)")
@@ -166,8 +171,12 @@ def load_matrix(path: str | Path = MATRIX) -> Matrix:
     sets = top.section("sets")
     set_names = {str(name): sets.text(name) for name in sets.data}
     sets.finish()
+    default_sets = top.raw("default_sets")
+    if not isinstance(default_sets, list) or not all(s in set_names for s in default_sets):
+        raise top.error("default_sets", f"must be a list of the sets ({', '.join(set_names)}), got {default_sets!r}")
     mechanisms = top.section("mechanisms")
-    scenarios = {str(name): _scenario(mechanisms.section(name), str(name), base) for name in mechanisms.data}
+    scenarios = {str(name): _scenario(mechanisms.section(name), str(name), base, list(set_names), default_sets)
+                 for name in mechanisms.data}
     mechanisms.finish()
     pattern = str(base / top.text("sensors"))
     if "{mechanism}" not in pattern or "{set}" not in pattern:
@@ -177,7 +186,7 @@ def load_matrix(path: str | Path = MATRIX) -> Matrix:
     return matrix
 
 
-def truth_of(scenario: Scenario, motion: str, mech: Mechanism, sensors: SensorSet, duration: float) -> Truth:
+def truth_of(scenario: Scenario, motion: str, mech: Model, sensors: SensorSet, duration: float) -> Truth:
     """The cell's ground truth (see the module docstring)."""
     dt = sensor_step(sensors)
     if motion == "driven":
@@ -234,7 +243,7 @@ def _rmse(error: np.ndarray) -> float | None:
     return float(np.sqrt(np.mean(error**2))) if error.size else None
 
 
-def errors(mech: Mechanism, truth: Truth, estimates: Sequence[Any], joints: Sequence[str],
+def errors(mech: Model, truth: Truth, estimates: Sequence[Any], joints: Sequence[str],
            forces: Sequence[str]) -> dict[str, Any]:
     """RMSE of the estimates against the truth at their times, over the whole run (see the module
     docstring)."""
@@ -247,28 +256,28 @@ def errors(mech: Mechanism, truth: Truth, estimates: Sequence[Any], joints: Sequ
     q, qd = (np.array([getattr(e, key) for e in kept]).reshape(len(t), mech.n) for key in ("q", "qd"))
     q_error, qd_error = q - truth_at(truth.q), qd - truth_at(truth.qd)
     index = coordinate_indices(mech, joints, "joints")
-    points = mech.point_coordinates
-    actuators = [a.name for a in mech.actuators]
+    points = list(point_coordinates(mech))
+    names = [name for name, _ in actuators(mech)]
     f_true = truth_at(truth.f)
     return {"joint_rmse": {name: _rmse(wrap_angle(q_error[:, i])) for name, i in zip(joints, index)},
             "point_rmse": _rmse(q_error[:, points]),
             "joint_rate_rmse": {name: _rmse(qd_error[:, i]) for name, i in zip(joints, index)},
             "point_velocity_rmse": _rmse(qd_error[:, points]),
-            "force_rmse": {name: _rmse(np.array([e.forces[name] for e in kept]) - f_true[:, actuators.index(name)])
+            "force_rmse": {name: _rmse(np.array([e.forces[name] for e in kept]) - f_true[:, names.index(name)])
                            for name in forces},
-            "force_range": {name: float(np.ptp(truth.f[:, actuators.index(name)])) for name in forces}}
+            "force_range": {name: float(np.ptp(truth.f[:, names.index(name)])) for name in forces}}
 
 
-def driven_actuators(mech: Mechanism, joints: Sequence[str]) -> tuple[str, ...]:
+def driven_actuators(mech: Model, joints: Sequence[str]) -> tuple[str, ...]:
     """The actuators acting on the driven joints: the unknown forces of a driven cell."""
-    return tuple(a.name for a in mech.actuators if mech.coordinate_names[a.coordinate] in joints)
+    return tuple(name for name, on in actuators(mech) if mech.coordinate_names[on] in joints)
 
 
 def run_cell(matrix: Matrix, cell: Cell, duration: float, timing: bool = True, defaults: bool = False) -> CellResult:
     """Simulate one cell, estimate it with a FixedClock (accuracy) and, ``timing``, again with the wall
     clock (latency); ``defaults``: with the estimator a user gets (module docstring)."""
     scenario = matrix.scenarios[cell.mechanism]
-    mech = load_mechanism(scenario.mechanism)
+    mech = load_model(scenario.mechanism)
     sensors_path = matrix.sensor_file(cell.mechanism, cell.set)
     sensors = load_sensors(sensors_path, mech)
     truth = truth_of(scenario, cell.motion, mech, sensors, duration)
@@ -278,7 +287,7 @@ def run_cell(matrix: Matrix, cell: Cell, duration: float, timing: bool = True, d
         base = matrix.base.estimator
         estimator = EstimatorConfig(rate=base.rate, lag=base.lag, unknown_forces=unknown)
     else:  # the matrix's help: the truth's first pose and the scenario's force scales
-        mech = dataclasses.replace(mech, q0=truth.q[0].copy())  # the start-up anchor: the release pose
+        mech = drawn_at(mech, truth.q[0])  # the start-up anchor: the release pose
         estimator = dataclasses.replace(matrix.base.estimator, unknown_forces=unknown,
                                         force_rate=scenario.force_rate if unknown else None,
                                         jerk_random_walk=scenario.jerk_random_walk if unknown

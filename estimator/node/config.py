@@ -16,11 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from estimator.errors import shown
-from estimator.mechanism_file import load_mechanism
-from estimator.model_protocol import Model
+from estimator.model_protocol import Model, load_model
 from estimator.node.access import CurveParams, key_pair
 from estimator.section import Section
-from estimator.spatial.model import is_urdf, load_spatial
 from estimator.yaml_file import read_yaml
 from sensors.config import SensorSet, load_sensors
 
@@ -209,7 +207,7 @@ def load_node_config(path: str | Path, estimator_config: EstimatorConfigReader |
     sensors_path = _file(top, "sensors", base, sensors)
     if top.has("description"):
         top.text("description")
-    mech = load_spatial(mechanism_path) if is_urdf(mechanism_path) else load_mechanism(mechanism_path)
+    mech = load_model(mechanism_path)
     sensor_set = load_sensors(sensors_path, mech)
     reader = estimator_config or _default_estimator_config()
     estimator_section = Section(source, "estimator", top.raw("estimator", {}))
