@@ -19,12 +19,19 @@ from estimator.yaml_file import read_yaml
 from sensors.accelerometer import Accelerometer
 from sensors.base import Sensor
 from sensors.encoder import Encoder
+from sensors.force_torque import ForceTorque
 from sensors.gyroscope import Gyroscope
 from sensors.joint_encoder import JointEncoder
+from sensors.joint_torque import JointTorque
+from sensors.link_accelerometer import LinkAccelerometer
+from sensors.link_gyroscope import LinkGyroscope
 from sensors.load_cell import LoadCell
 
 KINDS: dict[str, type] = {"gyroscope": Gyroscope, "accelerometer": Accelerometer, "encoder": Encoder,
                           "load_cell": LoadCell}
+SPATIAL_KINDS: dict[str, type] = {"encoder": JointEncoder, "gyroscope": LinkGyroscope,
+                                  "accelerometer": LinkAccelerometer, "joint_torque": JointTorque,
+                                  "force_torque": ForceTorque}
 TOP_KEYS = ("sensors", "mechanism", "description")
 
 
@@ -49,8 +56,8 @@ class SensorSet:
 
 def build_sensors(document: Any, mech: Mechanism | SpatialModel, source: str) -> SensorSet:
     """Sensors from a parsed configuration; MbstateError naming the key for any problem. A spatial
-    model (a URDF) takes encoders on its joints only (sensors.joint_encoder): its gyroscopes,
-    accelerometers and load cells, in 3D, come with the spatial estimator."""
+    model (a URDF) takes its own kinds (SPATIAL_KINDS): joint encoders, link gyroscopes and
+    accelerometers, joint torque and force-torque sensors."""
     top = Section(source, "(top)", document)
     entries = top.raw("sensors")
     if not isinstance(entries, dict) or not entries:
@@ -64,14 +71,8 @@ def build_sensors(document: Any, mech: Mechanism | SpatialModel, source: str) ->
         if not isinstance(name, str) or not name.strip():
             raise MbstateError(f"{source}: sensors: a sensor id must be non-empty text, got {shown(name)}")
         section = Section(source, f"sensors.{name}", data)
-        kind = section.choice("kind", tuple(KINDS))
-        if isinstance(mech, SpatialModel):
-            if kind != "encoder":
-                raise section.error("kind", f"{kind}: a URDF takes encoders on its joints only for now; 3D "
-                                            "sensors come with the spatial estimator")
-            sensor = JointEncoder.from_config(section, name, mech)
-        else:
-            sensor = KINDS[kind].from_config(section, name, mech)
+        kinds = SPATIAL_KINDS if isinstance(mech, SpatialModel) else KINDS
+        sensor = kinds[section.choice("kind", tuple(kinds))].from_config(section, name, mech)
         section.finish()
         sensors.append(sensor)
     return SensorSet(source=source, sensors=tuple(sensors), document=document)

@@ -18,6 +18,7 @@ from estimator.section import Section
 from estimator.spatial.model import PRISMATIC, SpatialModel
 from sensors.base import Jacobians, SensorModel, SensorParams, check_noise, read_common, wrap_angle
 from sensors.encoder import KIND, SPANS, TURNS, presented_angles, read_counts, reject_quantum
+from sensors.mounting import read_joint
 
 
 class JointEncoder(SensorModel):
@@ -42,11 +43,7 @@ class JointEncoder(SensorModel):
         for key in ("body", "bodies", "point"):
             if section.has(key):
                 raise section.error(key, "an encoder of a URDF names its joint (joint: NAME), not a body or point")
-        joint_name = section.text("joint")
-        if joint_name not in model.joint_names:
-            raise section.error("joint", f"{joint_name!r} is not a movable joint of {model.name} "
-                                         f"({', '.join(model.joint_names)})")
-        joint = model.joint_names.index(joint_name)
+        joint = read_joint(section, model)
         reject_quantum(section)
         units = "m" if model.kind[joint] == PRISMATIC else "rad"
         params = read_common(section, KIND, name, units, SPANS[units])

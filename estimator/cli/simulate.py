@@ -10,7 +10,8 @@ simulated (a chunk of replay.simulation.CHUNK_S at a time: memory does not grow 
 A URDF file (an open chain, estimator.spatial) moves by RK4 on ABA (forward, ``--forces`` on its
 actuators, ``--initial`` and ``--velocity`` naming joints, from q = 0 at rest by default) or by RNEA
 along a trajectory of every joint (``--drive`` lists them all, as ``mbstate inverse``); its sensors
-are encoders on its joints (sensors.joint_encoder), a 3D sensor kind is one error line.
+are the spatial kinds (sensors.config.SPATIAL_KINDS: joint encoders, link gyroscopes and
+accelerometers, joint torque and force-torque sensors).
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "quantization, saturation and jitter, and write ground truth and readings to an "
                     "append-only msgpack log.")
     parser.add_argument("mechanism", metavar="MECH.yaml",
-                        help="mechanism file, or a URDF file (*.urdf: encoders on its joints only)")
+                        help="mechanism file, or a URDF file (*.urdf, with its own sensor kinds)")
     parser.add_argument("--sensors", required=True, metavar="SENSORS.yaml", help="sensor configuration")
     parser.add_argument("--t-end", type=positive_float, required=True, help="simulated time [s]")
     parser.add_argument("--dt", type=positive_float,

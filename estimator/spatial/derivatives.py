@@ -20,6 +20,11 @@ adds dᵢ on the diagonal of ∂Q/∂q̇ (Coulomb friction has zero slope); the 
 depends on neither q nor q̇ and enters only ∂Q/∂q̈ = M. M itself comes from the same composites:
 M_ik = Jₖᵀ Mᶜᵢ Jᵢ for k an ancestor of i or i (the CRBA's M_ij = ʲXⱼᵀ Adᵀ Mᶜᵢ ⁱXᵢ in world
 components), plus Iₐᵢ on the diagonal, 0 for k on another branch.
+
+The same terms (``tangent_terms``) give the tangent of the wrench Wⱼ through one joint itself
+(``joint_wrench_kernel``, for the joint torque and force-torque sensors): Mᶜⱼ u − Bᶜⱼ δ − ad_δᵀ Hᶜⱼ for
+k = j or an ancestor (carried with body j), Zₖ for k beyond j (Mᶜₖ Jₖ for q̈), then Adᵀ into the
+sensor's frame.
 """
 
 from __future__ import annotations
@@ -100,14 +105,13 @@ def _reach(d: np.ndarray, delta: np.ndarray, u: np.ndarray, out: np.ndarray) -> 
 
 
 @njit(cache=True, _nrt=False)
-def rnea_derivatives_kernel(ws: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, wrench: np.ndarray,
-                            friction: bool, out: np.ndarray) -> None:
-    """∂Q/∂q, ∂Q/∂q̇ and ∂Q/∂q̈ = M into out[0], out[1], out[2] (out (3, n, n)); ws (n, D_WIDTH) the
-    workspace rows, which hold the packed model (ops)."""
+def tangent_terms(ws: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, wrench: np.ndarray,
+                  friction: bool) -> None:
+    """The RNEA, then per body the world terms, the subtree composites Mᶜ, Kᶜ, Hᶜ and Mᶜ J,
+    Bᶜ J − ad_Jᵀ Hᶜ, Z (q), Z (q̇) (module docstring) into the rows' D_* entries."""
     rnea_pass(ws, q, qd, qdd, wrench, friction)
     _world_terms(ws, qd)
     n = ws.shape[0]
-    dtau_dq, dtau_dqd, mass = out[0], out[1], out[2]
     for i in range(n - 1, 0, -1):  # composites: children (later rows) into parents
         p = int(ws[i, G_PARENT])
         if p >= 0:
@@ -132,6 +136,17 @@ def rnea_derivatives_kernel(ws: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: 
         for r in range(6):
             two_c[r] = 2.0 * c[r]
         _reach(d, j, two_c, zv)
+
+
+@njit(cache=True, _nrt=False)
+def rnea_derivatives_kernel(ws: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, wrench: np.ndarray,
+                            friction: bool, out: np.ndarray) -> None:
+    """∂Q/∂q, ∂Q/∂q̇ and ∂Q/∂q̈ = M into out[0], out[1], out[2] (out (3, n, n)); ws (n, D_WIDTH) the
+    workspace rows, which hold the packed model (ops)."""
+    tangent_terms(ws, q, qd, qdd, wrench, friction)
+    n = ws.shape[0]
+    dtau_dq, dtau_dqd, mass = out[0], out[1], out[2]
+    for i in range(n):
         for r in range(n):
             dtau_dq[i, r] = dtau_dqd[i, r] = mass[i, r] = 0.0
     for i in range(n):
@@ -151,3 +166,59 @@ def rnea_derivatives_kernel(ws: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: 
         if friction:
             dtau_dqd[i, i] += d[G_DAMP]
         mass[i, i] += d[G_ARM]
+
+
+# joint-wrench row (joint_wrench_kernel): the frame S (R row-major, p) in body j's frame, then W_s after a
+# call, scratch (the pose of S in the world, a wrench, 2c), the joint j and, per joint k, where k lies from j
+# (1: beyond j, 0: j or an ancestor, −1: another branch); T_WIDTH + n entries in all
+T_MOUNT, T_W, T_POSE, T_COL, T_TWO_C, T_JOINT, T_WIDTH = 0, 12, 18, 30, 36, 42, 43
+
+
+@njit(cache=True, inline="always")
+def _wrench_to_frame(pose: np.ndarray, w: np.ndarray, out: np.ndarray) -> None:
+    """out = Adᵀ_P W for P = pose = (R, p): a world wrench in P's axes about its origin,
+    t' = Rᵀ (t − p × f), f' = Rᵀ f."""
+    p0, p1, p2 = pose[9], pose[10], pose[11]
+    t0 = w[0] - (p1 * w[5] - p2 * w[4])
+    t1 = w[1] - (p2 * w[3] - p0 * w[5])
+    t2 = w[2] - (p0 * w[4] - p1 * w[3])
+    for c in range(3):
+        out[c] = pose[c] * t0 + pose[3 + c] * t1 + pose[6 + c] * t2
+        out[3 + c] = pose[c] * w[3] + pose[3 + c] * w[4] + pose[6 + c] * w[5]
+
+
+@njit(cache=True, _nrt=False)
+def joint_wrench_kernel(ws: np.ndarray, wrench: np.ndarray, row: np.ndarray, q: np.ndarray, qd: np.ndarray,
+                        qdd: np.ndarray, out: np.ndarray) -> None:
+    """The wrench W_j through joint j onto its body (eq. 67a, friction and armature are inside the
+    joint, not in it) in frame S of body j, W_s = Adᵀ_{C_j S} Wˢ_j, into row[T_W] and its tangents
+    ∂W_s/∂q, ∂W_s/∂q̇, ∂W_s/∂q̈ into out (3, n, 6), row k the column of joint k:
+    Adᵀ_{C_j S} of Z (q), Z (q̇), Mᶜₖ Jₖ for k beyond j; of Mᶜⱼ u − Bᶜⱼ δ − ad_δᵀ Hᶜⱼ (δ, u = cₖ, uₖ;
+    Jₖ, 2cₖ; 0, Jₖ) for k = j or an ancestor, a tangent carried with body j; 0 on other branches."""
+    tangent_terms(ws, q, qd, qdd, wrench, False)
+    j = int(row[T_JOINT])
+    dj = ws[j]
+    pose, col, two_c = row[T_POSE:T_POSE + 12], row[T_COL:T_COL + 6], row[T_TWO_C:T_TWO_C + 6]
+    compose(dj[D_POSE:D_POSE + 12], row[T_MOUNT:T_MOUNT + 12], pose)
+    _wrench_to_frame(pose, dj[D_W:D_W + 6], row[T_W:T_W + 6])
+    for k in range(ws.shape[0]):
+        e = ws[k]
+        where = row[T_WIDTH + k]
+        if where > 0.0:
+            _wrench_to_frame(pose, e[D_ZQ:D_ZQ + 6], out[0, k])
+            _wrench_to_frame(pose, e[D_ZV:D_ZV + 6], out[1, k])
+            _wrench_to_frame(pose, e[D_MJ:D_MJ + 6], out[2, k])
+        elif where == 0.0:
+            c, jk = e[D_C:D_C + 6], e[D_J:D_J + 6]
+            _reach(dj, c, e[D_U:D_U + 6], col)
+            _wrench_to_frame(pose, col, out[0, k])
+            for r in range(6):
+                two_c[r] = 2.0 * c[r]
+            _reach(dj, jk, two_c, col)
+            _wrench_to_frame(pose, col, out[1, k])
+            rigid_times(dj[D_M:D_M + 10], jk, col)
+            _wrench_to_frame(pose, col, out[2, k])
+        else:
+            for t in range(3):
+                for r in range(6):
+                    out[t, k, r] = 0.0

@@ -17,7 +17,9 @@ from estimator.errors import MbstateError
 from estimator.spatial import lie
 from estimator.spatial.aba import aba_kernel
 from estimator.spatial.crba import crba_kernel
-from estimator.spatial.derivatives import D_WIDTH, rnea_derivatives_kernel
+from estimator.spatial.derivatives import (D_WIDTH, T_JOINT, T_MOUNT, T_W, T_WIDTH, joint_wrench_kernel,
+                                          rnea_derivatives_kernel)
+from estimator.spatial.kinematics import ancestry
 from estimator.spatial.model import SpatialModel
 from estimator.spatial.ops import G_WIDTH, W_F
 from estimator.spatial.rnea import rnea_kernel
@@ -147,6 +149,31 @@ def rnea_derivatives(model: SpatialModel, q: np.ndarray, qd: np.ndarray, qdd: np
     out = np.empty((3, model.dof, model.dof))
     rnea_derivatives_kernel(rows, q, qd, qdd, load, friction, out)
     return out[0], out[1], out[2]
+
+
+class JointWrench:
+    """The wrench W_j that joint ``joint`` transmits from its parent onto its child body (the RNEA's
+    eq. 67a: the subtree's inertial wrenches minus gravity and applied wrenches; the joint's friction
+    and armature act inside it), in a frame S of that body (pose ``rot``, ``pos`` in the body frame),
+    as (t; f) about S's origin [N·m; N], and its analytic q-, q̇-, q̈-derivatives
+    (derivatives.joint_wrench_kernel). One per user and thread: it owns a workspace and buffers."""
+
+    def __init__(self, model: SpatialModel, joint: int, rot: np.ndarray, pos: np.ndarray) -> None:
+        self.model, self.work = model, workspace(model)
+        self.row = np.zeros(T_WIDTH + model.dof)
+        self.row[T_MOUNT:T_MOUNT + 9], self.row[T_MOUNT + 9:T_MOUNT + 12] = np.asarray(rot).ravel(), pos
+        self.row[T_JOINT] = joint
+        moves = ancestry(model)  # [i, k]: joint k moves body i
+        self.row[T_WIDTH:] = np.where(moves[joint], 0.0, np.where(moves[:, joint], 1.0, -1.0))
+        self.tangents = np.zeros((3, model.dof, 6))
+
+    def evaluate(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(W_s (6,), tangents (3, n, 6): row k of tangents[b] is ∂W_s/∂x_k for the block x = q, q̇,
+        q̈ b = 0, 1, 2): views of buffers the next call overwrites."""
+        model = self.model
+        joint_wrench_kernel(self.work.rows, self.work.no_wrench, self.row, _vector(model, "q", q),
+                            _vector(model, "qd", qd), _vector(model, "qdd", qdd), self.tangents)
+        return self.row[T_W:T_W + 6], self.tangents
 
 
 def coriolis_matrix(model: SpatialModel, q: np.ndarray, qd: np.ndarray, work: Workspace | None = None) -> np.ndarray:

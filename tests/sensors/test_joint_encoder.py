@@ -57,8 +57,8 @@ def test_angles_wrap_and_displacements_do_not() -> None:
     assert np.max(shoulder.present(climbing)) <= np.pi  # single-turn: wrapped
 
 
-def test_a_urdf_takes_no_other_kind() -> None:
-    with pytest.raises(MbstateError, match="sensors.imu.kind: accelerometer: a URDF takes encoders on its joints"):
+def test_a_urdf_refuses_planar_keys() -> None:
+    with pytest.raises(MbstateError, match="sensors.imu.body: a sensor of a URDF is mounted by link"):
         build_sensors({"sensors": {"imu": {"kind": "accelerometer", "body": 0, "position": [0, 0], "rate": 100}}},
                       TREE, "tree.yaml")
     with pytest.raises(MbstateError, match="sensors.lift.resolution"):

@@ -11,6 +11,7 @@ from conftest import MECHANISMS, REPO
 
 from estimator.errors import MbstateError
 from estimator.mechanism_file import load_mechanism
+from estimator.spatial.model import load_spatial
 from sensors.config import build_sensors, load_sensors
 from sensors.encoder import LinearParams
 
@@ -136,3 +137,45 @@ def test_unreadable_and_invalid_files(tmp_path) -> None:
     good = tmp_path / "good.yaml"
     good.write_text(yaml.safe_dump({"sensors": {"g": GYRO}}), encoding="utf-8")
     assert load_sensors(good, fourbar())["g"].params.rate == 1000
+
+
+def test_urdf_examples_load() -> None:
+    ur5 = load_spatial(MECHANISMS / "urdf" / "ur5.urdf")
+    imu = load_sensors(CONFIGS / "ur5_imu.yaml", ur5)
+    assert [s.params.kind for s in imu.sensors] == ["encoder"] * 6 + ["gyroscope", "accelerometer"]
+    assert imu.dimensions()["wrist_gyro"] == imu.dimensions()["wrist_accelerometer"] == 3
+    assert imu["wrist_gyro"].mount.body == ur5.link_names.index("wrist_3_link")
+    panda = load_spatial(MECHANISMS / "urdf" / "panda.urdf")
+    torque = load_sensors(CONFIGS / "panda_torque.yaml", panda)
+    assert [s.params.kind for s in torque.sensors] == ["encoder"] * 7 + ["joint_torque"] * 7
+    assert [s.joint for s in torque.sensors[7:]] == list(range(7))
+    assert torque["joint5_torque"].params.range == (-12.0, 12.0)
+
+
+URDF_GOOD = {"gyroscope": {"kind": "gyroscope", "link": "wrist_3_link", "rate": 100, "noise": {"density": 1e-4}},
+             "joint_torque": {"kind": "joint_torque", "joint": "elbow_joint", "rate": 100, "noise": {"sigma": 0.1}},
+             "force_torque": {"kind": "force_torque", "joint": "wrist_3_joint", "rate": 100, "noise": {"sigma": 0.1}}}
+
+
+@pytest.mark.parametrize("kind, change, problem", [
+    ("gyroscope", {"link": "hand"}, "sensors.s.link: unknown link 'hand' of ur5 (moving: shoulder_link, "),
+    ("gyroscope", {"link": "base_link"}, "sensors.s.link: 'base_link' is on the fixed base world: it does not move"),
+    ("gyroscope", {"frame": "tool0"}, "sensors.s.link: give exactly one of link (a URDF link) or frame"),
+    ("gyroscope", {"body": "wrist_3_link"}, "sensors.s.body: a sensor of a URDF is mounted by link: (or frame:)"),
+    ("gyroscope", {"xyz": [0, 0]}, "sensors.s.xyz: must be a list of 3 finite numbers"),
+    ("gyroscope", {"rpy": "up"}, "sensors.s.rpy: must be a list of 3 finite numbers"),
+    ("gyroscope", {"units": "deg/s"}, "sensors.s.units: gyroscope readings are in rad/s, got 'deg/s'"),
+    ("gyroscope", {"position": [0, 0]}, "sensors.s.position: a sensor of a URDF is mounted by link"),
+    ("joint_torque", {"joint": "wrist"}, "sensors.s.joint: 'wrist' is not a movable joint of ur5"),
+    ("joint_torque", {"xyz": [0, 0, 0]}, "sensors.s: unknown key xyz"),
+    ("force_torque", {"joint": "ee_fixed_joint"}, "sensors.s.joint: 'ee_fixed_joint' is not a movable joint of ur5"),
+    ("force_torque", {"link": "tool0"}, "sensors.s: unknown key link"),
+    ("load_cell", {}, "sensors.s.kind: must be one of encoder, gyroscope, accelerometer, joint_torque, force_torque"),
+])
+def test_bad_urdf_sensor_is_one_line(kind: str, change: dict, problem: str) -> None:
+    config = {**URDF_GOOD.get(kind, URDF_GOOD["gyroscope"]), **change, "kind": kind}
+    ur5 = load_spatial(MECHANISMS / "urdf" / "ur5.urdf")
+    with pytest.raises(MbstateError) as error:
+        build_sensors({"sensors": {"s": config}}, ur5, "ur5.yaml")
+    message = str(error.value)
+    assert message.startswith("ur5.yaml: ") and problem in message and "\n" not in message

@@ -18,8 +18,11 @@ from estimator.dynamics.forward import ForwardOptions, simulate
 from estimator.errors import MbstateError
 from estimator.kinematics import solve_position_problem, solve_velocity_problem
 from estimator.mechanism_file import load_mechanism
+from estimator.spatial.model import load_spatial
+from estimator.spatial.simulate import simulate as simulate_spatial
 from sensors.accelerometer import Accelerometer, AccelerometerParams
 from sensors.base import NoiseParams, SensorParams, wrap_angle
+from sensors.config import build_sensors
 from sensors.encoder import Encoder, RotaryParams
 from sensors.gyroscope import Gyroscope, GyroscopeParams
 from sensors.load_cell import LoadCell, LoadCellParams
@@ -166,3 +169,27 @@ def test_trajectory_coarser_than_the_sensor_period_is_rejected() -> None:
     gyro = Gyroscope(params("g", "gyroscope", 2000, "rad/s", density=1e-3), mech, GyroscopeParams(mech.bodies[1]))
     with pytest.raises(MbstateError, match="longer than the sensor period"):
         virtual_readings(gyro, truth, np.random.default_rng(0))
+
+
+def test_urdf_sensors_read_a_spatial_truth_with_bias_quantum_and_saturation() -> None:
+    """The Panda falling from rest for 0.2 s (RK4 on ABA, 1 ms, no drive torque): a virtual IMU, joint
+    torque and force-torque sensor read h(x(t_k)) + bias, rounded to the quantum and clipped, per axis."""
+    model = load_spatial(MECHANISMS / "urdf" / "panda.urdf")
+    motion = simulate_spatial(model, np.array([0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.7]), np.zeros(model.dof), 1e-3, 200)
+    truth = Truth(t=motion.t, q=motion.q, qd=motion.qd, qdd=motion.qdd, lam=np.zeros((201, 0)),
+                  f=np.zeros((201, len(model.actuated))))
+    noise = {"bias": 0.02, "quantum": 0.01, "saturation": [-5.0, 5.0]}
+    config = {"gyro": {"kind": "gyroscope", "link": "panda_hand", "rate": 500, "noise": noise},
+              "accel": {"kind": "accelerometer", "link": "panda_hand", "xyz": [0, 0, 0.1], "rate": 500, "noise": noise},
+              "tau": {"kind": "joint_torque", "joint": "panda_joint2", "rate": 500, "noise": noise},
+              "ft": {"kind": "force_torque", "joint": "panda_joint7", "rate": 500, "noise": noise}}
+    sensors = build_sensors({"sensors": config}, model, "panda.yaml").sensors
+    for sensor in sensors:
+        z = values(virtual_readings(sensor, truth, np.random.default_rng(1)))
+        ideal = np.array([sensor.measure(truth.state(i)) for i in range(0, 201, 2)])
+        assert z.shape == ideal.shape == (101, sensor.dimension)
+        np.testing.assert_allclose(z, np.clip(np.round((ideal + 0.02) / 0.01) * 0.01, -5.0, 5.0), atol=1e-12)
+    # undriven and without friction, a joint passes no torque (the drive's is zero): the reading is its bias
+    np.testing.assert_allclose(values(virtual_readings(sensors[2], truth, np.random.default_rng(1))), 0.02, atol=1e-12)
+    wrist = values(virtual_readings(sensors[3], truth, np.random.default_rng(1)))
+    assert np.abs(wrist).max() == 5.0  # the hand's weight saturates the force

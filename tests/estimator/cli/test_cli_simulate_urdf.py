@@ -75,8 +75,10 @@ def test_driven_truth_is_rnea(tmp_path) -> None:
 
 @pytest.mark.parametrize("sensor, problem", [
     ("{kind: gyroscope, body: wrist_3_link, rate: 100, noise: {density: 1.0e-4}}",
-     "sensors.tool.kind: gyroscope: a URDF takes encoders on its joints only for now; 3D sensors come with the "
-     "spatial estimator"),
+     "sensors.tool.body: a sensor of a URDF is mounted by link: (or frame:) and xyz/rpy"),
+    ("{kind: load_cell, link: wrist_3_link, rate: 100, noise: {density: 1.0e-4}}",
+     "sensors.tool.kind: must be one of encoder, gyroscope, accelerometer, joint_torque, force_torque, got "
+     "'load_cell'"),
     ("{kind: encoder, body: upper_arm_link, rate: 100, counts: 1024}",
      "sensors.tool.body: an encoder of a URDF names its joint (joint: NAME), not a body or point"),
     ("{kind: encoder, joint: knee, rate: 100, counts: 1024}", "sensors.tool.joint: 'knee' is not a movable joint"),

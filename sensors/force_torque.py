@@ -1,0 +1,65 @@
+"""6-axis force-torque sensor of a URDF on a movable joint: the wrench the joint transmits from its
+proximal side (the parent body) to its distal side (the child link and every body beyond it), in
+the sensor frame [N; N·m].
+
+The sensor frame S is at ``xyz``, turned by ``rpy`` (URDF roll-pitch-yaw), in the frame of the
+joint's child link. It reads the force f and the moment t about S's origin that the proximal side
+exerts on the distal side, in S's axes, force first:
+
+    h(q, q̇, q̈) = (f; t),   (t; f) = Adᵀ_S Wⱼ,
+
+Wⱼ the wrench through joint j onto its child body (Müller 2018 eq. 67a: the subtree's inertial
+wrenches minus gravity's; the drive's friction and rotor inertia act inside the joint, so the
+moment about a revolute axis is what sensors.joint_torque reads). Held at rest, the distal side's
+weight gives f = −m R_sᵀ g: +m|g| on an upward axis. Jacobians: Wⱼ's analytic tangents carried
+into S (estimator.spatial.dynamics.JointWrench), rows reordered. An external wrench on the distal
+side enters Wⱼ with a minus sign, as for the joint torque sensor.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from estimator.section import Section
+from estimator.spatial import lie
+from estimator.spatial.dynamics import JointWrench
+from estimator.spatial.model import SpatialModel
+from sensors.base import Jacobians, SensorModel, SensorParams, check_noise, read_common
+from sensors.mounting import read_joint
+
+KIND, UNITS = "force_torque", "N, N*m"
+SPAN = 1e7  # default range ±SPAN [N and N·m] without a saturation
+FORCE_FIRST = np.array([3, 4, 5, 0, 1, 2])
+
+
+class ForceTorque(SensorModel):
+    """6-axis force-torque sensor on joint ``joint`` in the frame (rot, pos) of its child link
+    (module docstring)."""
+
+    dimension = 6
+    variables = ("q", "v", "a")
+
+    def __init__(self, params: SensorParams, model: SpatialModel, joint: int, rot: np.ndarray,
+                 pos: np.ndarray) -> None:
+        self.params, self.joint = params, joint
+        self.wrench = JointWrench(model, joint, rot, pos)
+
+    @classmethod
+    def from_config(cls, section: Section, name: str, model: SpatialModel) -> ForceTorque:
+        """Keys: ``joint`` (a movable URDF joint), ``xyz`` [m] and ``rpy`` [rad] of the sensor frame in
+        its child link's frame, and the keys every sensor has (sensors.base.read_common)."""
+        joint = read_joint(section, model)
+        xyz, rpy = section.numbers("xyz", 3, (0.0, 0.0, 0.0)), section.numbers("rpy", 3, (0.0, 0.0, 0.0))
+        params = read_common(section, KIND, name, UNITS, SPAN)
+        check_noise(section, params)
+        return cls(params, model, joint, lie.rotation_rpy(np.array(rpy)), np.array(xyz))
+
+    def measurement(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+                    jac: bool = True) -> tuple[np.ndarray, Jacobians | None]:
+        """h = (f; t) [N; N·m] in the sensor frame; Jacobians wrt (q, q̇, q̈), 6 x n each."""
+        value, tangents = self.wrench.evaluate(q, qd, qdd)
+        h = value[FORCE_FIRST]
+        if not jac:
+            return h, None
+        blocks = np.ascontiguousarray(tangents[:, :, FORCE_FIRST].transpose(0, 2, 1))  # (3, 6, n), fresh
+        return h, [blocks[0], blocks[1], blocks[2]]

@@ -1,0 +1,58 @@
+"""Joint torque sensor of a URDF: the torque (revolute) or force (prismatic) a joint transmits to
+its distal side about (along) its axis [N·m or N].
+
+The sensor sits between the drive and the link (as on a Franka or a KUKA LWR): it reads what the
+drive delivers after its friction and rotor inertia, the RNEA's joint force without them,
+
+    h(q, q̇, q̈) = ʲXⱼᵀ Wⱼ = Qⱼ(q, q̇, q̈) − Iₐⱼ q̈ⱼ − dⱼ q̇ⱼ − μⱼ sign q̇ⱼ   (Müller 2018 eq. 67b),
+
+Wⱼ the wrench joint j transmits onto its child body (the inertial wrenches of the subtree beyond
+it minus gravity's). Positive along the joint axis: it is the torque that drives q̈ⱼ > 0 at rest
+without gravity. Jacobians: ʲXⱼᵀ of W's analytic tangents (estimator.spatial.dynamics.JointWrench,
+from the RNEA derivatives' composites). An external wrench on the distal side enters Wⱼ, with
+a minus sign, as the RNEA's applied wrench: when the estimator carries one, it is one more block
+of h, ∂h/∂W_ext = −ʲXⱼᵀ Adᵀ of the frame it acts on.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from estimator.section import Section
+from estimator.spatial.dynamics import JointWrench
+from estimator.spatial.model import PRISMATIC, SpatialModel
+from sensors.base import Jacobians, SensorModel, SensorParams, check_noise, read_common
+from sensors.mounting import read_joint
+
+KIND = "joint_torque"
+SPAN = 1e7  # default range ±SPAN [N·m or N] without a saturation
+
+
+class JointTorque(SensorModel):
+    """Torque sensor on joint ``joint`` (index in the model; module docstring)."""
+
+    dimension = 1
+    variables = ("q", "v", "a")
+
+    def __init__(self, params: SensorParams, model: SpatialModel, joint: int) -> None:
+        self.params, self.joint = params, joint
+        self.wrench = JointWrench(model, joint, np.eye(3), np.zeros(3))
+        self._axis = model.screw[joint].copy()
+
+    @classmethod
+    def from_config(cls, section: Section, name: str, model: SpatialModel) -> JointTorque:
+        """Keys: ``joint`` (a movable URDF joint) and the keys every sensor has (sensors.base.read_common)."""
+        joint = read_joint(section, model)
+        params = read_common(section, KIND, name, "N" if model.kind[joint] == PRISMATIC else "N*m", SPAN)
+        check_noise(section, params)
+        return cls(params, model, joint)
+
+    def measurement(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+                    jac: bool = True) -> tuple[np.ndarray, Jacobians | None]:
+        """h = ʲXⱼᵀ Wⱼ [N·m or N]; Jacobians wrt (q, q̇, q̈), 1 x n each."""
+        value, tangents = self.wrench.evaluate(q, qd, qdd)
+        h = np.array([self._axis @ value])
+        if not jac:
+            return h, None
+        rows = tangents @ self._axis  # (3, n): one fresh array, its rows the three blocks
+        return h, [rows[0:1], rows[1:2], rows[2:3]]
