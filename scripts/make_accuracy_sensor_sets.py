@@ -15,6 +15,12 @@ links that carry an IMU, the link with a load cell):
 The URDF arms (``ARM_LAYOUTS``) have sets of their own (issue 39), named anew:
 
     enc  an encoder of 2^14 counts per revolution on every joint, 1 kHz
+    imu  enc, plus an IMU on every moving link (3-axis gyroscope and accelerometer at its origin, 1 kHz;
+         calibrated: no turn-on bias, no bias state, as the seven IMUs' 42 bias states would weigh more
+         than they tell here)
+    tau  enc, plus a joint torque sensor on every joint (σ 0.05 N·m per sample, 1 kHz, as Franka's)
+    ft   enc, plus a 6-axis force-torque sensor on the last joint (the wrist; σ 0.03 N and N·m per sample,
+         1 kHz)
 
 Noise as in configs/sensors/fourbar.yaml (the commented example): encoders of 4096 counts (the
 pick-and-place robot's motor encoders 8192, as in configs/sensors/pick_and_place.yaml); gyroscopes
@@ -76,26 +82,51 @@ LAYOUTS = {
 
 @dataclass(frozen=True)
 class ArmLayout:
-    """Where the sensors of a URDF arm go: its file (in configs/mechanisms) and its movable ``joints``,
-    each with an encoder of ``counts`` per revolution."""
+    """Where the sensors of a URDF arm go: its file (in configs/mechanisms), its movable ``joints`` in
+    order from the base, each with an encoder of ``counts`` per revolution, and the ``links`` they move,
+    each with an IMU."""
 
     mechanism: str
     joints: tuple[str, ...]
+    links: tuple[str, ...]
     counts: int = 16384
 
 
-ARM_SETS = {"enc": "encoders on the joints"}
+ARM_SETS = {"enc": "encoders on the joints", "imu": "encoders and an IMU on every moving link",
+            "tau": "encoders and joint torque sensors", "ft": "encoders and a wrist force-torque sensor"}
+ARM_GYRO_NOISE = {"density": 8.7e-5, "quantum": 1.07e-3, "saturation": [-34.9, 34.9], "jitter": 2.0e-5}
+ARM_ACCELEROMETER_NOISE = {"density": 1.5e-3, "quantum": 4.8e-3, "saturation": [-156.9, 156.9], "jitter": 2.0e-5}
+JOINT_TORQUE_NOISE = {"sigma": 0.05, "jitter": 1.0e-6}
+FORCE_TORQUE_NOISE = {"sigma": 0.03, "jitter": 1.0e-6}
 ALL_SETS = SETS | ARM_SETS
 ARM_LAYOUTS = {
     "ur5": ArmLayout("urdf/ur5.urdf", ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint",
-                                       "wrist_2_joint", "wrist_3_joint")),
-    "panda": ArmLayout("urdf/panda.urdf", tuple(f"panda_joint{j}" for j in range(1, 8))),
+                                       "wrist_2_joint", "wrist_3_joint"),
+                     ("shoulder_link", "upper_arm_link", "forearm_link", "wrist_1_link", "wrist_2_link", "wrist_3_link")),
+    "panda": ArmLayout("urdf/panda.urdf", tuple(f"panda_joint{j}" for j in range(1, 8)),
+                       tuple(f"panda_link{j}" for j in range(1, 8))),
 }
 
 
 def joint_encoders(layout: ArmLayout) -> dict[str, Any]:
     return {f"{joint}_encoder": {"kind": "encoder", "joint": joint, "counts": layout.counts, "rate": 1000,
                                  "noise": dict(ENCODER_NOISE)} for joint in layout.joints}
+
+
+def link_imus(layout: ArmLayout) -> dict[str, Any]:
+    return {f"{link}_{kind}": {"kind": kind, "link": link, "rate": 1000, "noise": dict(noise)}
+            for link in layout.links
+            for kind, noise in (("gyroscope", ARM_GYRO_NOISE), ("accelerometer", ARM_ACCELEROMETER_NOISE))}
+
+
+def joint_torques(layout: ArmLayout) -> dict[str, Any]:
+    return {f"{joint}_torque": {"kind": "joint_torque", "joint": joint, "rate": 1000, "noise": dict(JOINT_TORQUE_NOISE)}
+            for joint in layout.joints}
+
+
+def wrist_force_torque(layout: ArmLayout) -> dict[str, Any]:
+    return {"wrist_force_torque": {"kind": "force_torque", "joint": layout.joints[-1], "rate": 1000,
+                                   "noise": dict(FORCE_TORQUE_NOISE)}}
 
 
 def encoders(layout: Layout) -> dict[str, Any]:
@@ -123,7 +154,9 @@ def load_cells(layout: Layout) -> dict[str, Any]:
 
 
 PARTS = {"a": (encoders,), "b": (encoders, gyroscopes), "c": (gyroscopes, accelerometers),
-         "d": (encoders, gyroscopes, accelerometers, load_cells), "enc": (joint_encoders,)}
+         "d": (encoders, gyroscopes, accelerometers, load_cells), "enc": (joint_encoders,),
+         "imu": (joint_encoders, link_imus), "tau": (joint_encoders, joint_torques),
+         "ft": (joint_encoders, wrist_force_torque)}
 
 
 def sensor_set(layout: Layout | ArmLayout, name: str) -> dict[str, Any]:

@@ -47,9 +47,9 @@ KNOWN_FAILURES = {
 
 def test_matrix_lists_every_mechanism_set_and_motion() -> None:
     cells = MATRIX.cells()
-    # 6 planar mechanisms × 4 sets × 2 motions, the pendulums without actuators: free only; 2 arms × 1 set × 2
-    assert len(cells) == 44
-    assert {c.set for c in cells if c.mechanism in ("ur5", "panda")} == {"enc"}
+    # 6 planar mechanisms × 4 sets × 2 motions, the pendulums without actuators: free only; 2 arms × 4 sets × 2
+    assert len(cells) == 56
+    assert {c.set for c in cells if c.mechanism in ("ur5", "panda")} == {"enc", "imu", "tau", "ft"}
     assert {c.motion for c in cells if c.mechanism in ("pendulum", "double_pendulum")} == {"free"}
     assert MATRIX.cells(["five_bar"], ["b", "c"], ["driven"]) == [Cell("five_bar", "b", "driven"),
                                                                   Cell("five_bar", "c", "driven")]
