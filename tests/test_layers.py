@@ -28,7 +28,7 @@ LAYERS: dict[str, tuple[int, tuple[str, ...]]] = {
         "estimator.dynamics", "estimator.wire", "estimator.spatial", "estimator.model_protocol")),
     "sensors": (1, ("sensors",)),
     "factors": (2, ("estimator.factors", "estimator.smoother")),
-    "online estimator": (3, ("estimator.online", "estimator.graph_dynamics")),
+    "online estimator": (3, ("estimator.online", "estimator.graph_dynamics", "estimator.spatial_graph")),
     "node": (4, ("estimator.node", "estimator.logfile")),
     "replay and demo": (5, ("replay", "estimator.demo", "estimator.view")),
     "CLI and benchmarks": (6, ("estimator.cli", "estimator.benchmarks", "estimator.__main__")),

@@ -1,6 +1,8 @@
 """``mbstate bench``: benchmark figures (time per step) for the solvers, with the machine and date;
 ``mbstate bench accuracy``: the estimator's accuracy matrix (estimator.benchmarks.accuracy);
-``mbstate bench spatial``: spatial dynamics per call against Pinocchio (estimator.benchmarks.spatial)."""
+``mbstate bench spatial``: spatial dynamics per call against Pinocchio (estimator.benchmarks.spatial);
+``mbstate bench orderings``: the spatial dynamics graphs' elimination orderings on the PUMA 560
+(estimator.benchmarks.graph_orderings)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from estimator.benchmarks.accuracy import MOTIONS, accuracy_matrix
 from estimator.benchmarks.classical import forward_benchmarks, inverse_benchmarks
 from estimator.benchmarks.fg_forward import fg_forward_benchmarks
 from estimator.benchmarks.fg_inverse import fg_inverse_benchmarks
+from estimator.benchmarks.graph_orderings import ordering_benchmarks, ordering_table
 from estimator.benchmarks.node import node_benchmarks
 from estimator.benchmarks.spatial import spatial_benchmarks, spatial_table
 from estimator.errors import MbstateError
@@ -21,6 +24,8 @@ SUITES = {"forward": forward_benchmarks, "inverse": inverse_benchmarks, "fg-forw
           "fg-inverse": fg_inverse_benchmarks, "node": node_benchmarks}
 ACCURACY = "accuracy"
 SPATIAL = "spatial"
+ORDERINGS = "orderings"
+ALONE = {SPATIAL: (spatial_benchmarks, spatial_table), ORDERINGS: (ordering_benchmarks, ordering_table)}
 ACCURACY_DURATION = 5.0  # [s] of sensor time per cell
 
 
@@ -31,10 +36,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     f"'{ACCURACY}' runs the estimator's accuracy matrix instead (mechanisms × sensor sets × "
                     "motions, configs/bench/accuracy.yaml): errors against the simulation, latency, smoother "
                     "failures.")
-    parser.add_argument("suites", nargs="*", choices=[*SUITES, ACCURACY, SPATIAL, []], metavar="SUITE",
+    parser.add_argument("suites", nargs="*", choices=[*SUITES, ACCURACY, *ALONE, []], metavar="SUITE",
                         help=f"suites to run (default: all of {', '.join(SUITES)}), or {ACCURACY} alone, or "
                              f"{SPATIAL} alone (µs per call of RNEA, ABA, CRBA and RNEA derivatives on URDF arms "
-                             "and chains, beside Pinocchio's when pin is installed)")
+                             f"and chains, beside Pinocchio's when pin is installed), or {ORDERINGS} alone (the "
+                             "dynamics graphs' orderings on the PUMA 560: edges and µs per solve, beside the "
+                             "classical recursions)")
     parser.add_argument("--repeat", type=int, default=3, help="timed repeats per case (default 3)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     group = parser.add_argument_group(f"{ACCURACY} (every cell by default)")
@@ -67,12 +74,13 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if accuracy_options:
         raise MbstateError(f"{', '.join(accuracy_options)}: only for the {ACCURACY} suite")
-    if SPATIAL in args.suites:
-        if len(args.suites) > 1:
-            raise MbstateError(f"{SPATIAL} runs alone (not with {', '.join(s for s in args.suites if s != SPATIAL)})")
-        results = spatial_benchmarks(repeat=max(1, args.repeat))
-        print(json.dumps(results, indent=2) if args.json else spatial_table(results))
-        return 0
+    for alone, (benchmarks, table) in ALONE.items():
+        if alone in args.suites:
+            if len(args.suites) > 1:
+                raise MbstateError(f"{alone} runs alone (not with {', '.join(s for s in args.suites if s != alone)})")
+            results = benchmarks(repeat=max(1, args.repeat))
+            print(json.dumps(results, indent=2) if args.json else table(results))
+            return 0
     results = {name: SUITES[name](repeat=max(1, args.repeat)) for name in (args.suites or SUITES)}
     if args.json:
         print(json.dumps({"machine": machine(), **{name: [t.__dict__ for t in timings]

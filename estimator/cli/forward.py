@@ -5,7 +5,10 @@ A URDF file (an open chain, estimator.spatial) starts from q = 0 and q̇ = 0 unl
 forces (gravity, damping and friction act). A closed chain (the sidecar's ``loops``) is assembled from
 the sidecar's ``initial`` with the ``--initial`` joints held, its ``--velocity`` joints' rates given
 (the others from Φq q̇ = 0), and integrated by RK4 on the KKT accelerations with a projection onto the
-loops each step (estimator.spatial.closed_dynamics); a chain the loops leave no mobility is refused."""
+loops each step (estimator.spatial.closed_dynamics); a chain the loops leave no mobility is refused.
+``--method fg-dc`` or ``fg-ic`` on a URDF tree takes each RK4 stage's q̈ from the forward-dynamics graph
+(estimator.spatial_graph) eliminated in ``--ordering``: a tree's joint angles are independent
+coordinates, so the two are the same graph."""
 
 from __future__ import annotations
 
@@ -32,6 +35,8 @@ from estimator.spatial import energy as spatial_energy
 from estimator.spatial.loops import loop_terms
 from estimator.spatial.model import is_urdf, joint_values, load_spatial
 from estimator.spatial.simulate import simulate as simulate_spatial
+from estimator.spatial_graph.orderings import ORDERINGS as GRAPH_ORDERINGS
+from estimator.spatial_graph.trajectory import forward_accelerations
 from estimator.timeseries import write_csv
 
 
@@ -59,6 +64,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="fg-*: iSAM2 factorization (default CHOLESKY)")
     parser.add_argument("--relinearize-threshold", type=non_negative_float, default=1e-3,
                         help="fg-*: iSAM2 relinearizes a variable whose update exceeds this (default 1e-3)")
+    parser.add_argument("--ordering", choices=GRAPH_ORDERINGS,
+                        help="fg-* on a URDF tree: elimination order of the forward-dynamics graph (default COLAMD)")
     parser.add_argument("--integrator", choices=tuple(TABLEAUS), default="rk4",
                         help="explicit Runge-Kutta for lagrange and rmatrix (ali3 is always trapezoidal)")
     parser.add_argument("--gravity", type=vector2, metavar="GX,GY", help="override the file's gravity [m/s²]")
@@ -73,6 +80,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if is_urdf(args.mechanism):
         return run_urdf(args)
+    if args.ordering is not None:
+        raise MbstateError("--ordering: for a URDF tree with --method fg-dc or fg-ic")
     mech = load(args.mechanism, args.gravity)
     q0 = assembled(mech, args.initial)
     qd0 = np.zeros(mech.n)
@@ -118,13 +127,19 @@ def step_count(args: argparse.Namespace) -> int:
 
 
 def run_urdf(args: argparse.Namespace) -> int:
-    """Free motion of a URDF open chain by RK4 on ABA, of a closed chain on the KKT accelerations."""
-    for option, given in (("--method", args.method != "ali3"), ("--integrator", args.integrator != "rk4"),
-                          ("--gravity", args.gravity is not None)):
+    """Free motion of a URDF open chain by RK4 on ABA or on the forward-dynamics graph, of a closed
+    chain on the KKT accelerations."""
+    graph = args.method in FG_METHODS
+    for option, given in (("--method", args.method not in ("ali3", *FG_METHODS)),
+                          ("--integrator", args.integrator != "rk4"), ("--gravity", args.gravity is not None)):
         if given:
-            raise MbstateError(f"{option}: not available for a URDF file (RK4 on ABA or on the KKT accelerations; "
-                               "gravity from the sidecar)")
+            raise MbstateError(f"{option}: not available for a URDF file (RK4 on ABA, on the forward-dynamics graph "
+                               "or on the KKT accelerations; gravity from the sidecar)")
     model = load_spatial(args.mechanism)
+    if graph and model.loops:
+        raise MbstateError(f"--method {args.method}: for URDF trees only ({model.name} is a closed chain)")
+    if args.ordering is not None and not graph:
+        raise MbstateError("--ordering: for a URDF tree with --method fg-dc or fg-ic")
     q0, qd0 = joint_values(model, args.initial, "--initial"), joint_values(model, args.velocity, "--velocity")
     steps = step_count(args)
     start = time.perf_counter()
@@ -136,6 +151,10 @@ def run_urdf(args: argparse.Namespace) -> int:
                                   [model.joint_names.index(name) for name in args.velocity])
         trajectory = closed_dynamics.simulate(model, q0, qd0, args.dt, steps)
         method = "rk4 on the KKT accelerations, projected on the loops"
+    elif graph:
+        order = args.ordering or "COLAMD"
+        trajectory = simulate_spatial(model, q0, qd0, args.dt, steps, accelerations=forward_accelerations(model, order))
+        method = f"rk4 on the forward-dynamics graph ({order} ordering)"
     else:
         trajectory = simulate_spatial(model, q0, qd0, args.dt, steps)
         method = "rk4 on ABA"

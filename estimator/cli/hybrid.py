@@ -5,7 +5,12 @@ A URDF closed chain (the sidecar's ``loops``): RK4 on the KKT system with the dr
 rows and a projection onto the loops each sample interval (estimator.spatial.closed_dynamics.hybrid),
 from the sidecar's ``initial`` assembled with the driven joints on their first samples and the
 ``--initial`` joints held; ``--velocity`` gives free joints' rates (the others from Φq q̇ = 0). The
-factor-graph options do not apply to it."""
+factor-graph options do not apply to it.
+
+A URDF tree: the hybrid dynamics graph of estimator.spatial_graph at every RK4 stage (the driven joints'
+accelerations given, the free joints' forces zero; gravity, damping and friction act), eliminated in
+``--ordering`` (the tree orderings RNEA, CRBA and ABA too), from the ``--initial`` and ``--velocity``
+values (default 0) with the driven joints on their first samples."""
 
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ from estimator.errors import MbstateError
 from estimator.graph_dynamics.hybrid import HYBRID_OPTIONS, fg_hybrid_dynamics
 from estimator.spatial import assembly, closed_dynamics
 from estimator.spatial.model import is_urdf, joint_values, load_spatial
+from estimator.spatial_graph.trajectory import hybrid_trajectory
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -29,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Drive the named coordinates of MECH along the trajectory file (time grid = the file's "
                     "times); the other coordinates move freely under the mechanism's forces from the initial "
                     "state. Writes t, q, qd, qdd, Q.<drive> and lambda as CSV.")
-    parser.add_argument("mechanism", metavar="MECH.yaml", help="mechanism file, or a URDF closed chain (*.urdf)")
+    parser.add_argument("mechanism", metavar="MECH.yaml", help="mechanism file, or a URDF file (*.urdf)")
     add_drive_arguments(parser)
     parser.add_argument("--initial", type=assignments, default={}, metavar="NAME=VALUE,...",
                         help="initial values of free coordinates, held while assembling (default: the file's)")
@@ -53,11 +59,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_urdf(args: argparse.Namespace) -> int:
-    """Hybrid dynamics of a URDF closed chain (module docstring)."""
+    """Hybrid dynamics of a URDF tree or closed chain (module docstring)."""
     model = load_spatial(args.mechanism)
-    if not model.loops:
-        raise MbstateError(f"{args.mechanism}: hybrid dynamics of a URDF needs a closed chain (sidecar loops); an open "
-                           "chain's free motion: mbstate forward, its drive forces: mbstate inverse")
     drives = [name.strip() for name in args.drive.split(",")]
     if len(set(drives)) != len(drives):
         raise MbstateError(f"--drive: repeated names: {', '.join(drives)}")
@@ -65,6 +68,11 @@ def run_urdf(args: argparse.Namespace) -> int:
     driven = [model.joint_names.index(name) for name in drives]
     samples = load_drive_trajectory(args.trajectory, len(drives))
     pos, vel, acc = samples.derivatives()
+    if not model.loops:
+        start, rates = joint_values(model, args.initial, "--initial"), joint_values(model, args.velocity, "--velocity")
+        result = hybrid_trajectory(model, driven, samples.t, pos, vel, acc, start, rates, args.ordering)
+        report(args.out, result, samples, f"(spatial hybrid dynamics graph, {args.ordering} ordering, RK4)")
+        return 0
     start = joint_values(model, args.initial, "--initial")
     held = driven + [model.joint_names.index(name) for name in args.initial]
     guess = model.initial.copy()

@@ -5,7 +5,9 @@ output's ``Q.<joint>`` are the joint forces of the RNEA (gravity, damping and fr
 closed chain (the sidecar's ``loops``) is driven on as many joints as it has degrees of freedom
 (estimator.spatial.closed_dynamics.inverse); ``lambda.<k>`` are its loop rows' multipliers in the order
 ``mbstate check`` lists them (a ball row's λ is the force on its frame B's body, world axes [N]), and
-the summary gives each loop's largest reaction force and moment (closed_dynamics.loop_wrenches)."""
+the summary gives each loop's largest reaction force and moment (closed_dynamics.loop_wrenches).
+``--method fg`` on a URDF tree solves one dynamics graph per sample (estimator.spatial_graph, QR
+elimination in ``--ordering``, which adds the tree orderings RNEA, CRBA and ABA)."""
 
 from __future__ import annotations
 
@@ -26,6 +28,9 @@ from estimator.spatial import closed_dynamics
 from estimator.spatial.loops import row_names
 from estimator.spatial.model import SpatialModel, is_urdf, joint_order, load_spatial
 from estimator.spatial.simulate import inverse_trajectory
+from estimator.spatial_graph import trajectory as graph_trajectory
+from estimator.spatial_graph.orderings import ORDERINGS as GRAPH_ORDERINGS
+from estimator.spatial_graph.orderings import TREE_ORDERINGS
 from estimator.timeseries import write_csv
 
 METHODS = ("classical", "fg")
@@ -61,19 +66,24 @@ def run(args: argparse.Namespace) -> int:
 
 def run_urdf(args: argparse.Namespace) -> int:
     """Inverse dynamics of a URDF open chain along the trajectory of all its joints."""
-    if args.method != "classical":
-        raise MbstateError(f"--method {args.method}: for planar mechanism files only (a URDF: classical)")
     model = load_spatial(args.mechanism)
     drives = [name.strip() for name in args.drive.split(",")]
     if model.loops:
+        if args.method != "classical":
+            raise MbstateError(f"--method {args.method}: for planar mechanism files and URDF trees only (a URDF "
+                               "closed chain: classical)")
         return run_closed(args, model, drives)
     order = joint_order(model, drives, "--drive")
     samples = load_drive_trajectory(args.trajectory, len(drives))
     pos, vel, acc = (values[:, order] for values in samples.derivatives())
     start = time.perf_counter()
-    trajectory = inverse_trajectory(model, samples.t, pos, vel, acc)
+    if args.method == "fg":
+        trajectory = graph_trajectory.inverse_trajectory(model, samples.t, pos, vel, acc, args.ordering)
+        detail = f"(spatial dynamics graph, {args.ordering} ordering)"
+    else:
+        trajectory, detail = inverse_trajectory(model, samples.t, pos, vel, acc), "(spatial RNEA)"
     report(args.out, InverseDynamicsResult(trajectory, (time.perf_counter() - start) / len(samples.t)), samples,
-           "(spatial RNEA)")
+           detail)
     return 0
 
 
@@ -133,12 +143,16 @@ def add_graph_options(parser: argparse.ArgumentParser, defaults: FGOptions = FGO
                            help="(--method fg) prior: priors on the drives' velocities and accelerations from "
                                 "the fitted samples; integrators: trapezoidal integrators instead (the paper's "
                                 f"graph; needs QR) (default: {defaults.drive_rates})")
-    group.add_argument("--ordering", choices=tuple(ORDERINGS), default=defaults.ordering,
-                       help=f"elimination order (default: {defaults.ordering})")
+    group.add_argument("--ordering", choices=GRAPH_ORDERINGS, default=defaults.ordering,
+                       help=f"elimination order; {', '.join(TREE_ORDERINGS)}: URDF trees only (default: "
+                            f"{defaults.ordering})")
     group.add_argument("--factorization", choices=FACTORIZATIONS, default=defaults.factorization,
                        help=f"multifrontal elimination (default: {defaults.factorization})")
 
 
 def graph_options(args: argparse.Namespace) -> FGOptions:
-    """FGOptions from the parsed factor-graph arguments."""
+    """FGOptions from the parsed factor-graph arguments; the tree orderings refused with one line."""
+    if args.ordering in TREE_ORDERINGS:
+        raise MbstateError(f"--ordering {args.ordering}: for URDF trees only (a planar mechanism: "
+                           f"{', '.join(ORDERINGS)})")
     return FGOptions(drive_rates=args.drive_rates, ordering=args.ordering, factorization=args.factorization)

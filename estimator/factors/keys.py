@@ -12,6 +12,20 @@ L     ``l``     Lagrange multipliers λ
 F     ``f``     unknown actuator forces (torques) [N, N·m]
 X     ``s``     stacked state of a step, [q; q̇; q̈; λ] or [q; q̇; q̈] (estimator.factors.stacked_state)
 ====  ========  =========================================
+
+Variables of body (joint) i of a spatial dynamics graph (estimator.spatial_graph):
+
+=============  ========  ==================================================
+key            symbol    variable
+=============  ========  ==================================================
+BODY_TWIST     ``V``     body twist Vᵢ (6) [rad/s; m/s]
+BODY_ACCEL     ``A``     body twist acceleration V̇ᵢ (6) [rad/s²; m/s²]
+JOINT_WRENCH   ``F``     wrench through joint i onto body i, body frame (6) [N·m; N]
+JOINT_ACCEL    ``D``     joint acceleration q̈ᵢ (1)
+JOINT_TORQUE   ``T``     joint force τᵢ (1) [N·m or N]
+LOOP_WRENCH    ``W``     wrench through loop joint k, its frame B (6) [N·m; N]
+LOOP_ACCEL     ``J``     loop joint k's accelerations along its free directions (0–3)
+=============  ========  ==================================================
 """
 
 from __future__ import annotations
@@ -51,6 +65,41 @@ def F(k: int) -> int:
 def X(k: int) -> int:
     """Key of the stacked state of step k."""
     return gtsam.symbol("s", k)
+
+
+def BODY_TWIST(i: int) -> int:
+    """Key of body i's twist Vᵢ."""
+    return gtsam.symbol("V", i)
+
+
+def BODY_ACCEL(i: int) -> int:
+    """Key of body i's twist acceleration V̇ᵢ."""
+    return gtsam.symbol("A", i)
+
+
+def JOINT_WRENCH(i: int) -> int:
+    """Key of the wrench through joint i."""
+    return gtsam.symbol("F", i)
+
+
+def JOINT_ACCEL(i: int) -> int:
+    """Key of joint i's acceleration q̈ᵢ."""
+    return gtsam.symbol("D", i)
+
+
+def JOINT_TORQUE(i: int) -> int:
+    """Key of joint i's force τᵢ."""
+    return gtsam.symbol("T", i)
+
+
+def LOOP_WRENCH(k: int) -> int:
+    """Key of loop joint k's wrench."""
+    return gtsam.symbol("W", k)
+
+
+def LOOP_ACCEL(k: int) -> int:
+    """Key of loop joint k's accelerations."""
+    return gtsam.symbol("J", k)
 
 
 @dataclass(frozen=True)

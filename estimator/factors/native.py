@@ -43,14 +43,18 @@ class LinearRelation:
         relation._set(noise, blocks, np.asarray(rhs, float))
         return relation
 
+    def jacobian(self, keys: Sequence[int]) -> gtsam.JacobianFactor:
+        """The linear factor A x − b on the variables ``keys``, for a Gaussian factor graph."""
+        keys = [int(key) for key in keys]
+        if len(keys) <= 3:
+            return gtsam.JacobianFactor(*[v for pair in zip(keys, self.blocks) for v in pair], self.rhs, self.noise)
+        # a GaussianConditional without frontal variables is a plain Jacobian factor over any number of keys
+        return gtsam.JacobianFactor(gtsam.GaussianConditional(list(zip(keys, self.blocks)), 0, self.rhs, self.noise))
+
     def factor(self, keys: Sequence[int]) -> gtsam.LinearContainerFactor:
         """The native factor on the variables ``keys``."""
         keys = [int(key) for key in keys]
-        if len(keys) <= 3:
-            linear = gtsam.JacobianFactor(*[v for pair in zip(keys, self.blocks) for v in pair], self.rhs, self.noise)
-        else:  # a GaussianConditional without frontal variables is a plain Jacobian factor over any number of keys
-            linear = gtsam.JacobianFactor(gtsam.GaussianConditional(list(zip(keys, self.blocks)), 0, self.rhs,
-                                                                    self.noise))
+        linear = self.jacobian(keys)
         origin = gtsam.Values()
         for key, zero in zip(keys, self._zeros):
             origin.insert(key, zero)

@@ -43,6 +43,7 @@ from estimator.spatial.dynamics import Workspace, inverse_dynamics, mass_matrix,
 from estimator.spatial.kinematics import body_kinematics, frame_pose
 from estimator.spatial.loops import AXIS_PAIRS, ROWS, loop_terms, row_count
 from estimator.spatial.model import SpatialModel
+from estimator.spatial.simulate import driven_step
 from estimator.timeseries import Trajectory
 
 
@@ -96,11 +97,7 @@ def hybrid(model: SpatialModel, driven: Sequence[int], t: np.ndarray, pos: np.nd
         def rate(x: np.ndarray, v: np.ndarray, a_driven: np.ndarray) -> np.ndarray:
             return driven_accelerations(model, x, v, driven, a_driven, work)[0]
 
-        x, v, a1 = q[i], qd[i], qdd[i]
-        a2 = rate(x + 0.5 * h * v, v + 0.5 * h * a1, middle)
-        a3 = rate(x + 0.5 * h * (v + 0.5 * h * a1), v + 0.5 * h * a2, middle)
-        a4 = rate(x + h * (v + 0.5 * h * a2), v + h * a3, acc[i + 1])
-        x, v = x + h * v + h * h / 6 * (a1 + a2 + a3), v + h / 6 * (a1 + 2 * a2 + 2 * a3 + a4)
+        x, v = driven_step(rate, q[i], qd[i], qdd[i], h, middle, acc[i + 1])
         x[driven], v[driven] = pos[i + 1], vel[i + 1]
         q[i + 1], qd[i + 1] = assembly.project(model, x, v, driven)
     trajectory = Trajectory(np.asarray(t, float), model.joint_names, q, qd, qdd,

@@ -17,15 +17,21 @@ from estimator.spatial.model import SpatialModel
 from estimator.timeseries import Trajectory
 
 
+Accelerations = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]  # (q, q̇, Q) -> q̈
+
+
 def simulate(model: SpatialModel, q0: np.ndarray, qd0: np.ndarray, dt: float, steps: int,
-             force: Callable[[float], np.ndarray] | None = None, friction: bool = True) -> Trajectory:
-    """steps + 1 states at t = 0, dt, …; ``force(t)`` the joint forces Q [N·m or N] (default 0)."""
+             force: Callable[[float], np.ndarray] | None = None, friction: bool = True,
+             accelerations: Accelerations | None = None) -> Trajectory:
+    """steps + 1 states at t = 0, dt, …; ``force(t)`` the joint forces Q [N·m or N] (default 0);
+    ``accelerations(q, q̇, Q)`` the forward dynamics (default ABA, with ``friction``)."""
     work = workspace(model)
     zero = np.zeros(model.dof)
     at = force or (lambda t: zero)
+    solve = accelerations or (lambda x, v, tau: forward_dynamics(model, x, v, tau, friction=friction, work=work))
 
     def rate(t: float, x: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return v, forward_dynamics(model, x, v, at(t), friction=friction, work=work)
+        return v, solve(x, v, at(t))
 
     t = dt * np.arange(steps + 1)
     q, qd, qdd = (np.zeros((steps + 1, model.dof)) for _ in range(3))
@@ -41,6 +47,16 @@ def simulate(model: SpatialModel, q0: np.ndarray, qd0: np.ndarray, dt: float, st
         qd[k + 1] = v + dt / 6 * (k1[1] + 2 * k2[1] + 2 * k3[1] + k4[1])
     qdd[steps] = rate(t[steps], q[steps], qd[steps])[1]
     return Trajectory(t, model.joint_names, q, qd, qdd)
+
+
+def driven_step(rate: Accelerations, x: np.ndarray, v: np.ndarray, a1: np.ndarray, h: float, middle: np.ndarray,
+                end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One classical Runge-Kutta 4 step (Nyström form) of q̈ = ``rate(q, q̇, a_d)`` from (x, v) with q̈ = a1
+    there, the driven joints' accelerations a_d = ``middle`` at the half step and ``end`` at its end."""
+    a2 = rate(x + 0.5 * h * v, v + 0.5 * h * a1, middle)
+    a3 = rate(x + 0.5 * h * (v + 0.5 * h * a1), v + 0.5 * h * a2, middle)
+    a4 = rate(x + h * (v + 0.5 * h * a2), v + h * a3, end)
+    return x + h * v + h * h / 6 * (a1 + a2 + a3), v + h / 6 * (a1 + 2 * a2 + 2 * a3 + a4)
 
 
 def inverse_trajectory(model: SpatialModel, t: np.ndarray, q: np.ndarray, qd: np.ndarray,
