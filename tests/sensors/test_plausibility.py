@@ -37,6 +37,14 @@ def test_the_covariance_bounds_are_the_eigenvalues_against_the_configured_sigma(
 
 def test_a_value_beyond_the_range_in_any_axis_is_out(bounds) -> None:
     limits = bounds["coupler_accelerometer"]  # saturation ±156.9 m/s²
-    assert limits.problem(accelerometer([156.9, -156.9])) is None
+    assert limits.problem(accelerometer([156.8, -156.8])) is None
     assert limits.problem(accelerometer([0.0, 157.0])) == "range"
     assert limits.problem(accelerometer([1e300, 0.0], np.eye(2) * 1e-300)) == "range"  # the first problem found
+
+
+def test_a_component_at_full_scale_is_saturated(bounds) -> None:
+    # the device clipped it (the virtual sensor clips to the saturation as the device does): a bound, not a reading
+    limits = bounds["coupler_accelerometer"]
+    assert limits.problem(accelerometer([156.9, 0.0])) == "saturated"
+    assert limits.problem(accelerometer([3.0, -156.9])) == "saturated"
+    assert bounds["crank_encoder"].full_high == np.inf  # no saturation: no full scale
