@@ -25,8 +25,8 @@ selection of the unknown forces F):
   Φq q̈ = γ; on a tree the ABA with no joint forces, λ empty; on a closed chain the KKT system of
   estimator.spatial.closed_dynamics, λ over all loop rows).
 
-Members the online estimator asks (estimator.online; a spatial tree answers them, a closed chain is
-refused with one line until the estimator takes its loops, issue 39):
+Members the online estimator asks (estimator.online; a spatial model answers them through its loop
+closures, estimator.spatial.loops and .assembly: a tree has none):
 - ``actuators(model)``: (name, coordinate) of each actuator; ``start_configuration(model)``: the file's q
   (the planar q0, a URDF's sidecar ``initial`` or 0), not necessarily assembled; ``drawn_at(model, q)``:
   the model as if its file had been drawn at q (q its start configuration);
@@ -65,7 +65,8 @@ from estimator.lengths import BodyLengthTerms, body_length_terms
 from estimator.mass import BodyMassTerms, body_mass_terms
 from estimator.mechanism_file import load_mechanism
 from estimator.model import Mechanism
-from estimator.spatial import closed_dynamics, loop_rows
+from estimator.spatial import assembly as spatial_assembly
+from estimator.spatial import closed_dynamics, loop_rows, loops
 from estimator.spatial import dynamics as spatial
 from estimator.spatial.model import PRISMATIC, SpatialModel, is_urdf, load_spatial
 from estimator.spatial.tangent import mean_length, motion_tangent
@@ -342,11 +343,6 @@ def _(model: Mechanism, rows):
     return bool(np.any(model.gravity)), body_mass_terms(model), body_length_terms(model, rows)
 
 
-def _tree(model: SpatialModel) -> SpatialModel:
-    """``model``, which must be a tree: the estimator does not take a closed chain's loops yet."""
-    return model.open_chain("in the online estimator: not yet (issue 39); open chains only")
-
-
 @actuators.register
 def _(model: SpatialModel):
     return tuple(zip(model.actuator_names, (int(i) for i in model.actuated)))
@@ -369,53 +365,51 @@ def _(model: SpatialModel):
 
 @constraint_count.register
 def _(model: SpatialModel):
-    _tree(model)
-    return 0
+    return loops.row_count(model)
 
 
 @constraint_names.register
 def _(model: SpatialModel):
-    _tree(model)
-    return ()
+    return loops.row_names(model)
 
 
 @constraints.register
 def _(model: SpatialModel, q):
-    return np.zeros(0), np.zeros((0, _tree(model).dof))
+    terms = loops.loop_terms(model, q, np.zeros(model.dof))
+    return terms.phi, terms.jac
 
 
 @constraint_jacobian.register
 def _(model: SpatialModel, q):
-    return np.zeros((0, _tree(model).dof))
+    return loops.loop_terms(model, q, np.zeros(model.dof)).jac
 
 
 @velocity_term.register
 def _(model: SpatialModel, q, qd):
-    _tree(model)
-    return np.zeros(0)
+    return -loops.loop_terms(model, q, qd).rate @ qd
 
 
 @multipliers.register
 def _(model: SpatialModel, q, qd, qdd):
-    _tree(model)
-    return np.zeros(0)
+    jac = loops.loop_terms(model, q, qd).jac
+    if not jac.size:
+        return np.zeros(0)
+    return np.linalg.lstsq(jac.T, -spatial.inverse_dynamics(model, q, qd, qdd), rcond=None)[0]
 
 
 @assemble.register
 def _(model: SpatialModel, q, held=()):
-    _tree(model)
-    return np.array(q, dtype=float)
+    return spatial_assembly.assemble(model, q, held) if model.loops else np.array(q, dtype=float)
 
 
 @independent_rows.register
 def _(model: SpatialModel, q):
-    _tree(model)
-    return np.zeros(0, dtype=int)
+    return spatial_assembly.independent_rows(loops.loop_terms(model, q, np.zeros(model.dof)).jac)
 
 
 @independent_coordinates.register
 def _(model: SpatialModel, q, rank):
-    return list(range(_tree(model).dof))
+    return spatial_assembly.independent_joints(model, q)
 
 
 @tangent_metric.register
