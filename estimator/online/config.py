@@ -18,7 +18,7 @@ from estimator.model_protocol import Model, actuators
 from estimator.section import Section
 from estimator.smoother import FACTORIZATIONS
 
-KINDS = ("smoother", "error_ekf", "ukf")
+KINDS = ("smoother", "error_ekf", "ukf", "null_jerk")
 FORCE_MODELS = ("walk", "smooth", "jerk")
 FORCE_RATE_TIME = 0.0625  # [s]: K = √T × force_rate (EstimatorConfig, Unknown inputs)
 FORCE_STEP_SHARE = 0.1  # the smooth force model's steps: a walk of this share of K (EstimatorConfig)
@@ -55,14 +55,16 @@ class EstimatorConfig:
 
     Kind
       ``kind``: ``smoother`` (default; this module's fixed-lag smoother, estimator.online.estimator),
-      ``error_ekf`` (the errorEKF baseline, estimator.online.filters.error_ekf) or ``ukf`` (the unscented
-      filter on the same error state, estimator.online.filters.ukf): the same readings, grid, start-up and
-      outputs. The filter reads ``rate``, ``delay_steps``, the start-up keys, ``position_sigma`` and
-      ``velocity_sigma`` (its start covariance on the independent coordinates z and ż),
-      ``publish_sigmas``, ``max_pending`` and ``acceleration_noise`` (Model, below; auto:
-      ACCELERATION_START) as the density of
-      the white acceleration noise on each independent coordinate, its process noise (the
-      literature's plant noise).
+      ``error_ekf`` (the errorEKF baseline, estimator.online.filters.error_ekf), ``ukf`` (the unscented
+      filter on the same error state, estimator.online.filters.ukf) or ``null_jerk`` (a null-jerk Kalman
+      filter per coordinate, no dynamics: the arm baseline, estimator.online.filters.null_jerk; free
+      coordinates only, a URDF tree): the same readings, grid, start-up and outputs. The filter reads
+      ``rate``, ``delay_steps``, the start-up keys, ``position_sigma`` and ``velocity_sigma`` (its start
+      covariance on the independent coordinates z and ż), ``publish_sigmas``, ``max_pending`` and
+      ``acceleration_noise`` (Model, below; auto: ACCELERATION_START) as the density of the white
+      acceleration noise on each independent coordinate, its process noise (the literature's plant
+      noise); ``null_jerk`` reads ``jerk_random_walk`` (auto: its start value) as the density of the
+      white jerk on each coordinate instead.
     Time grid and window
       ``rate`` [Hz] grid rate; ``lag`` [steps] smoother window behind the newest step (N_w ≥ 1);
       ``delay_steps`` [steps] a step t_k is processed once the newest sensor time reaches

@@ -27,15 +27,15 @@ from collections.abc import Callable
 
 import numpy as np
 
-from estimator.dynamics.forward import multipliers
 from estimator.errors import MbstateError
 from estimator.factors.estimation_state import EstimationLayout
 from estimator.factors.keys import TimeGrid, drop_oldest
 from estimator.factors.observation_stack import SensorTerm, sensor_term
 from estimator.kinematics import AssemblyError
-from estimator.model import Mechanism
+from estimator.model_protocol import Model, actuators, constraint_count, multipliers
 from estimator.online.config import AUTO, EstimatorConfig
 from estimator.online.filters.error_ekf import ErrorEKF, Measurement
+from estimator.online.filters.null_jerk import NullJerkKF
 from estimator.online.filters.ukf import UnscentedKF
 from estimator.online.interface import COUNTERS, RESTARTS, StepEstimate
 from estimator.online.startup import KnownVelocity, initial_state, start_anchor
@@ -43,13 +43,15 @@ from sensors.config import SensorSet
 from sensors.messages import Reading
 
 log = logging.getLogger(__name__)
-FILTERS = {"error_ekf": ErrorEKF, "ukf": UnscentedKF}
+FILTERS = {"error_ekf": lambda mech, config: ErrorEKF(mech, config.acceleration_density),
+           "ukf": lambda mech, config: UnscentedKF(mech, config.acceleration_density),
+           "null_jerk": lambda mech, config: NullJerkKF(mech, config.jerk_walk)}  # kind → the filter of a model
 
 
 class OnlineFilter:
     """See the module docstring; the filter by ``config.kind``."""
 
-    def __init__(self, mech: Mechanism, sensors: SensorSet, config: EstimatorConfig,
+    def __init__(self, mech: Model, sensors: SensorSet, config: EstimatorConfig,
                  clock: Callable[[], float] = time.perf_counter) -> None:
         if config.kind not in FILTERS:
             raise MbstateError(f"estimator.kind: {config.kind!r} is not a filter (filters: {', '.join(FILTERS)})")
@@ -71,7 +73,7 @@ class OnlineFilter:
         self.layout = EstimationLayout(mech.n, (), (), tuple(s.dimension if s.params.bias_state else 0
                                                              for s in sensors.sensors))
         self._terms: dict[str, SensorTerm | None] = {
-            s.params.name: sensor_term(s, i, self.layout, mech.m, len(mech.actuators))
+            s.params.name: sensor_term(s, i, self.layout, constraint_count(mech), len(actuators(mech)))
             for i, s in enumerate(sensors.sensors)}
         self._assembled = start_anchor(mech, config.initial_state)
         self._counters = dict.fromkeys(COUNTERS, 0)
@@ -96,7 +98,7 @@ class OnlineFilter:
         self._next = 0
         self._pending: dict[int, list[Measurement]] = {}
         self._pending_count = 0
-        self._filter = FILTERS[self.config.kind](self.mech, self.config.acceleration_density)
+        self._filter = FILTERS[self.config.kind](self.mech, self.config)
         self._counters[RESTARTS.get(reason, "resets")] += 1
 
     def add(self, reading: Reading) -> str:
