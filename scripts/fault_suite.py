@@ -1,7 +1,9 @@
 """The node's long fault cases, end to end: a real node process (``mbstate run``) on the four-bar
 (configs/estimator/fourbar.yaml, endpoints on ipc:// in a temporary directory, recording a log), fed
-simulated readings (estimator.demo.run's crank motion, configs/sensors/fourbar.yaml: 2,600 messages per
-second of sensor time) over ZeroMQ by this process (one PUB with ZeroMQ's default send queue of
+simulated readings (the demo's crank motion, estimator.demo.cases, configs/sensors/fourbar.yaml: 2,600
+messages per second of sensor time), or with ``--mechanism panda`` on the Panda arm
+(configs/estimator/panda.yaml: the demo's arm motion, seven encoders, 7,000 messages per second) over
+ZeroMQ by this process (one PUB with ZeroMQ's default send queue of
 1000 messages, as a sensor has), with one fault in the middle:
 
     burst   the input at ``--speed`` (10) times its rate for ``--burst-s`` (10) s of wall time,
@@ -53,7 +55,8 @@ One table row per case:
     survived    the node exited 0 after ``shutdown``, estimates resumed within 1 s (flood: were current
                 within 2 s) and reached the last second of input; for kill and corrupt cases, their bars
 
-    PYTHONPATH=. python scripts/fault_suite.py [--cases burst flood outage jump kill9 kill9-load corrupt] ...
+    PYTHONPATH=. python scripts/fault_suite.py [--mechanism fourbar|panda] [--cases burst flood outage jump kill9
+                                               kill9-load corrupt] ...
 
 The readings repeat the crank motion's period (π s) as often as needed (stamps shifted by whole
 periods; the sequence numbers run on). Timing depends on the machine's load: quote the machine.
@@ -81,9 +84,10 @@ import numpy as np
 import yaml
 import zmq
 
-from estimator.demo.run import crank_truth
+from estimator.demo.cases import CASES as DEMO_CASES
+from estimator.demo.cases import DemoCase
 from estimator.logfile import FRAME, MAGIC, LogStream, LogWriter, read_log
-from estimator.mechanism_file import load_mechanism
+from estimator.model_protocol import load_model
 from estimator.node.config import LogParams
 from estimator.wire import pack
 from replay.publish import connect_publisher
@@ -91,8 +95,6 @@ from sensors.config import load_sensors
 from sensors.virtual import simulate_readings
 
 REPO = Path(__file__).resolve().parents[1]
-CONFIG = REPO / "configs" / "estimator" / "fourbar.yaml"
-PERIOD = np.pi  # [s] of the crank motion θ = 1.2 (1 − cos 2t)
 RESUME_BAR_S = 1.0
 CURRENT_BAR_S = 2.0  # flood: the estimates within RESUME_BAR_S of the stream this long after the burst [s]
 SENSOR_HWM = 1000  # the sensors' send queue [messages]: ZeroMQ's default
@@ -100,13 +102,27 @@ UNBOUNDED = 0  # flood: a send queue that never drops
 SEED = 1
 
 
+@dataclass(frozen=True)
+class Machine:
+    """What the node runs (``--mechanism``): its node file and the demo case whose motion feeds it."""
+
+    config: Path
+    case: DemoCase
+
+
+MACHINES = {"fourbar": Machine(REPO / "configs" / "estimator" / "fourbar.yaml", DEMO_CASES["fourbar"]),
+            "panda": Machine(REPO / "configs" / "estimator" / "panda.yaml", DEMO_CASES["panda"])}
+machine = MACHINES["fourbar"]  # the one of --mechanism: main sets it before any case runs
+
+
 def period_readings() -> list[dict]:
-    """One period of simulated readings (message maps), stamps in [0, π)."""
-    node = yaml.safe_load(CONFIG.read_text())
-    mech = load_mechanism((CONFIG.parent / node["mechanism"]).resolve())
-    sensors = load_sensors((CONFIG.parent / node["sensors"]).resolve(), mech)
-    truth = crank_truth(mech, PERIOD + 0.01)
-    return [r.to_map() for r in simulate_readings(sensors.sensors, truth, SEED) if 0.0 <= r.t < PERIOD]
+    """One period of the machine's motion as simulated readings (message maps), stamps in [0, period)."""
+    node = yaml.safe_load(machine.config.read_text())
+    mech = load_model((machine.config.parent / node["mechanism"]).resolve())
+    sensors = load_sensors((machine.config.parent / node["sensors"]).resolve(), mech)
+    period = machine.case.period
+    truth = machine.case.truth(mech, period + 0.01)
+    return [r.to_map() for r in simulate_readings(sensors.sensors, truth, SEED) if 0.0 <= r.t < period]
 
 
 def stream(period: list[dict]) -> Iterator[dict]:
@@ -117,7 +133,7 @@ def stream(period: list[dict]) -> Iterator[dict]:
         for message in period:
             seq = counts.get(message["sensor"], 0)
             counts[message["sensor"]] = seq + 1
-            yield {**message, "t": message["t"] + repeat * PERIOD, "seq": seq}
+            yield {**message, "t": message["t"] + repeat * machine.case.period, "seq": seq}
         repeat += 1
 
 
@@ -171,12 +187,12 @@ def node_settings(args: argparse.Namespace) -> dict:
 
 
 def node_config(directory: Path, settings: dict) -> Path:
-    """configs/estimator/fourbar.yaml with its files made absolute, ipc:// endpoints in ``directory``, a log
+    """The machine's node file with its files made absolute, ipc:// endpoints in ``directory``, a log
     and the node ``settings`` (node_settings)."""
-    node = yaml.safe_load(CONFIG.read_text())
+    node = yaml.safe_load(machine.config.read_text())
     node["node"].update(settings)
     for key in ("mechanism", "sensors"):
-        node[key] = str((CONFIG.parent / node[key]).resolve())
+        node[key] = str((machine.config.parent / node[key]).resolve())
     node["node"].update({name: f"ipc://{directory / name}" for name in ("sub", "pub", "control")})
     node["node"]["log"] = {**node["node"].get("log", {}), "path": str(directory / "run.log")}
     path = directory / "node.yaml"
@@ -398,7 +414,7 @@ def mbstate(*arguments: str | Path) -> Outcome:
 
 def log_settings() -> tuple[int, float]:
     """The node configuration's ``log.flush_records`` and ``log.flush_seconds``."""
-    log = yaml.safe_load(CONFIG.read_text())["node"].get("log", {})
+    log = yaml.safe_load(machine.config.read_text())["node"].get("log", {})
     return log.get("flush_records", LogParams.flush_records), log.get("flush_seconds", LogParams.flush_seconds)
 
 
@@ -582,6 +598,8 @@ CASES = {"burst": run_case, "flood": run_case, "outage": run_case, "jump": run_c
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", nargs="+", choices=tuple(CASES), default=list(CASES))
+    parser.add_argument("--mechanism", choices=tuple(MACHINES), default="fourbar",
+                        help="the node's machine: the four-bar (default) or the Panda arm")
     parser.add_argument("--speed", type=float, default=10.0, help="burst, flood: times the rated input")
     parser.add_argument("--burst-s", type=float, default=10.0, help="burst, flood: wall seconds")
     parser.add_argument("--outage-s", type=float, default=10.0, help="outage: seconds of silence")
@@ -596,6 +614,8 @@ def main() -> int:
     parser.add_argument("--no-skip", action="store_true",
                         help="node.max_lag_s null: the node estimates every reading in order, however late")
     args = parser.parse_args()
+    global machine
+    machine = MACHINES[args.mechanism]
     period = period_readings()
     rows = []
     for case in args.cases:

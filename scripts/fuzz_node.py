@@ -24,7 +24,7 @@ import msgpack
 import numpy as np
 import zmq
 
-from estimator.demo.run import crank_truth
+from estimator.demo.cases import crank_truth
 from estimator.logfile import read_log
 from estimator.node.config import load_node_config
 from estimator.node.runtime import Node, with_log_path

@@ -5,7 +5,7 @@
   and a rocker load cell; the crank torque estimated.
 - ``panda``: the Franka Emika Panda arm (panda.urdf) moving each joint i about the arm's ready pose,
   qᵢ(t) = q₀ᵢ + aᵢ (1 − cos ωᵢ t), by RNEA at 1 ms (gravity included); an encoder on every joint; the
-  seven drive torques estimated.
+  seven drive torques estimated. The ωᵢ are whole multiples of one rate, so the motion repeats.
 
 The files are package data (estimator/data), copies of the repository's configs (a test keeps them
 identical), so the demo runs from an installed wheel as from the repository.
@@ -36,7 +36,8 @@ def crank_truth(mech: Mechanism, duration: float) -> Truth:
 
 PANDA_READY = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])  # [rad] the arm's ready pose
 PANDA_SWING = np.array([0.4, 0.3, 0.4, 0.35, 0.5, 0.4, 0.6])  # aᵢ [rad]: within the joint limits
-PANDA_PACE = np.array([0.9, 1.1, 1.3, 0.7, 1.7, 1.5, 2.1])  # ωᵢ [rad/s]: rates under 1.3 rad/s
+PANDA_BEAT = 0.7  # [rad/s]: every ωᵢ a whole multiple of it, the motion's period 2π/PANDA_BEAT
+PANDA_PACE = PANDA_BEAT * np.array([1, 2, 2, 1, 3, 2, 3])  # ωᵢ [rad/s]: rates under 1.3 rad/s
 
 
 def arm_truth(model: SpatialModel, duration: float) -> Truth:
@@ -56,16 +57,17 @@ def _times(duration: float) -> np.ndarray:
 @dataclass(frozen=True)
 class DemoCase:
     """One machine of the demo: its ``title`` in the summary, its package data files (keys ``mechanism``,
-    ``sensors``, ``estimator``) and the ``truth`` the virtual sensors read."""
+    ``sensors``, ``estimator``), the ``truth`` the virtual sensors read and that motion's ``period`` [s]."""
 
     title: str
     files: dict[str, str]
     truth: Callable[[Mechanism | SpatialModel, float], Truth]
+    period: float
 
 
 CASES = {
     "fourbar": DemoCase("four-bar", {"mechanism": "fourbar_crank.yaml", "sensors": "fourbar_sensors.yaml",
-                                     "estimator": "fourbar_estimator.yaml"}, crank_truth),
+                                     "estimator": "fourbar_estimator.yaml"}, crank_truth, np.pi),
     "panda": DemoCase("Panda arm", {"mechanism": "panda.urdf", "sensors": "panda_sensors.yaml",
-                                    "estimator": "panda_estimator.yaml"}, arm_truth),
+                                    "estimator": "panda_estimator.yaml"}, arm_truth, 2 * np.pi / PANDA_BEAT),
 }
