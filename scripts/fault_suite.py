@@ -190,7 +190,7 @@ def node_config(directory: Path, settings: dict) -> Path:
     """The machine's node file with its files made absolute, ipc:// endpoints in ``directory``, a log
     and the node ``settings`` (node_settings)."""
     node = yaml.safe_load(machine.config.read_text())
-    node["node"].update(settings)
+    node.setdefault("node", {}).update(settings)
     for key in ("mechanism", "sensors"):
         node[key] = str((machine.config.parent / node[key]).resolve())
     node["node"].update({name: f"ipc://{directory / name}" for name in ("sub", "pub", "control")})
@@ -414,7 +414,7 @@ def mbstate(*arguments: str | Path) -> Outcome:
 
 def log_settings() -> tuple[int, float]:
     """The node configuration's ``log.flush_records`` and ``log.flush_seconds``."""
-    log = yaml.safe_load(machine.config.read_text())["node"].get("log", {})
+    log = (yaml.safe_load(machine.config.read_text()).get("node") or {}).get("log", {})
     return log.get("flush_records", LogParams.flush_records), log.get("flush_seconds", LogParams.flush_seconds)
 
 
