@@ -4,8 +4,9 @@ A URDF file (an open chain, estimator.spatial) starts from q = 0 and q̇ = 0 unl
 ``--velocity`` name joints, and is integrated by classical Runge-Kutta 4 on ABA with zero joint
 forces (gravity, damping and friction act). A closed chain (the sidecar's ``loops``) is assembled from
 the sidecar's ``initial`` with the ``--initial`` joints held, its ``--velocity`` joints' rates given
-(the others from Φq q̇ = 0), and integrated by RK4 on the KKT accelerations with a projection onto the
-loops each step (estimator.spatial.closed_dynamics); a chain the loops leave no mobility is refused."""
+(the others from Φq q̇ = 0), and integrated by Runge-Kutta of order 6 on the KKT accelerations with the
+M-orthogonal projection onto the loops each step (estimator.spatial.closed_dynamics); a chain the loops
+leave no mobility is refused."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from estimator.forces import kinetic_energy, potential_energy
 from estimator.graph_dynamics.forward import FgOptions, simulate_fg
 from estimator.kinematics import solve_velocity_problem
 from estimator.smoother import FACTORIZATIONS, SmootherOptions
-from estimator.spatial import assembly, closed_dynamics
+from estimator.spatial import closed_dynamics
 from estimator.spatial import energy as spatial_energy
 from estimator.spatial.loops import loop_terms
 from estimator.spatial.model import is_urdf, joint_values, load_spatial
@@ -122,20 +123,17 @@ def run_urdf(args: argparse.Namespace) -> int:
     for option, given in (("--method", args.method != "ali3"), ("--integrator", args.integrator != "rk4"),
                           ("--gravity", args.gravity is not None)):
         if given:
-            raise MbstateError(f"{option}: not available for a URDF file (RK4 on ABA or on the KKT accelerations; "
+            raise MbstateError(f"{option}: not available for a URDF file (RK4 on ABA, or RK6 on the KKT accelerations; "
                                "gravity from the sidecar)")
     model = load_spatial(args.mechanism)
     q0, qd0 = joint_values(model, args.initial, "--initial"), joint_values(model, args.velocity, "--velocity")
     steps = step_count(args)
     start = time.perf_counter()
     if model.loops:
-        q0 = assembly.assemble(model, np.where([name in args.initial for name in model.joint_names], q0, model.initial),
-                               [model.joint_names.index(name) for name in args.initial])
-        closed_dynamics.check_mobility(model, q0)
-        qd0 = assembly.velocities(model, q0, [args.velocity[name] for name in args.velocity],
-                                  [model.joint_names.index(name) for name in args.velocity])
+        q0, qd0 = closed_dynamics.start_state(model, q0, [model.joint_names.index(name) for name in args.initial],
+                                              qd0, [model.joint_names.index(name) for name in args.velocity])
         trajectory = closed_dynamics.simulate(model, q0, qd0, args.dt, steps)
-        method = "rk4 on the KKT accelerations, projected on the loops"
+        method = "rk6 on the KKT accelerations, projected on the loops"
     else:
         trajectory = simulate_spatial(model, q0, qd0, args.dt, steps)
         method = "rk4 on ABA"

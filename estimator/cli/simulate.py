@@ -10,12 +10,17 @@ simulated (a chunk of replay.simulation.CHUNK_S at a time: memory does not grow 
 A URDF file (an open chain, estimator.spatial) moves by RK4 on ABA (forward, ``--forces`` on its
 actuators, ``--initial`` and ``--velocity`` naming joints, from q = 0 at rest by default) or by RNEA
 along a trajectory of every joint (``--drive`` lists them all, as ``mbstate inverse``); its sensors
-are encoders on its joints (sensors.joint_encoder), a 3D sensor kind is one error line.
+are encoders on its joints (sensors.joint_encoder), a 3D sensor kind is one error line. A URDF closed
+chain (sidecar loops) moves on its KKT forward dynamics (assembled from the sidecar's ``initial`` with
+the ``--initial`` joints held, Φq q̇ = 0 with the ``--velocity`` joints' rates, as ``mbstate forward``)
+or by its inverse dynamics along a trajectory of as many driven joints as it has degrees of freedom
+(as ``mbstate inverse``); the truth carries the loops' multipliers (estimator.spatial.closed_dynamics).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,6 +39,8 @@ from estimator.logfile import LogWriter
 from estimator.model import Mechanism
 from estimator.node.config import NodeParams
 from estimator.node.recorded_for import setup_header
+from estimator.spatial import closed_dynamics
+from estimator.spatial.loops import row_names
 from estimator.spatial.model import SpatialModel, is_urdf, joint_order, joint_values, load_spatial
 from replay.publish import log_messages, publish
 from replay.simulation import forward_truths, inverse_truths, sensor_step, simulated_records
@@ -76,6 +83,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _forward(mech: Mechanism | SpatialModel, args: argparse.Namespace, dt: float) -> Iterator[Truth]:
     if isinstance(mech, SpatialModel):
         q0, qd0 = joint_values(mech, args.initial, "--initial"), joint_values(mech, args.velocity, "--velocity")
+        if mech.loops:
+            q0, qd0 = closed_dynamics.start_state(mech, q0, [mech.joint_names.index(name) for name in args.initial],
+                                                  qd0, [mech.joint_names.index(name) for name in args.velocity])
     else:
         q0 = assembled(mech, args.initial)
         qd0 = np.zeros(mech.n)
@@ -86,9 +96,12 @@ def _forward(mech: Mechanism | SpatialModel, args: argparse.Namespace, dt: float
 
 
 def _inverse(mech: Mechanism | SpatialModel, args: argparse.Namespace, dt: float) -> Iterator[Truth]:
-    if isinstance(mech, SpatialModel):  # every joint once, checked before the file is read
+    if isinstance(mech, SpatialModel):  # the drive names checked before the file is read
         drives = [name.strip() for name in args.drive.split(",")]
-        joint_order(mech, drives, "--drive")
+        if mech.loops:
+            closed_dynamics.driven_joints(mech, drives, "--drive")
+        else:
+            joint_order(mech, drives, "--drive")
         samples = load_drive_trajectory(args.trajectory, len(drives))
     else:
         drives, samples = driven(mech, args.drive, args.trajectory)
@@ -106,15 +119,16 @@ def run(args: argparse.Namespace) -> int:
     keys = client_keys(args)
     urdf = is_urdf(args.mechanism)
     if urdf and args.method != "ali3":
-        raise MbstateError(f"--method {args.method}: not available for a URDF file (RK4 on ABA)")
+        raise MbstateError(f"--method {args.method}: not available for a URDF file (RK4 on ABA; RK6 on the KKT "
+                           "accelerations for a closed chain)")
     mech: Mechanism | SpatialModel = load_spatial(args.mechanism) if urdf else load(args.mechanism)
     sensor_set = load_sensors(args.sensors, mech)
     dt = args.dt or sensor_step(sensor_set)
     truths = _inverse(mech, args, dt) if args.drive else _forward(mech, args, dt)
-    header = {**setup_header(mech, sensor_set, Path(args.mechanism), Path(args.sensors)),
+    header = {**_header(mech, sensor_set, args),
               "simulation": {"dt": dt, "t_end": args.t_end, "seed": args.seed,
                              "motion": f"inverse dynamics ({args.drive})" if args.drive
-                             else f"forward dynamics ({'rk4 on ABA' if urdf else args.method})"}}
+                             else f"forward dynamics ({_forward_method(mech, args.method)})"}}
     counts: Counter[str] = Counter()
     span: list[float] = []
     records = _counted(simulated_records(truths, sensor_set.sensors, args.seed), counts, span)
@@ -136,6 +150,21 @@ def run(args: argparse.Namespace) -> int:
             _summary(sensor_set, counts, span, dt)
         print(f"published {sent} readings")
     return 0
+
+
+def _header(mech: Mechanism | SpatialModel, sensor_set: SensorSet, args: argparse.Namespace) -> dict[str, Any]:
+    """The log's recorded-for keys (estimator.node.recorded_for); a closed chain's ``constraints`` are its
+    loop rows (the protocol's names refuse a closed chain until the online estimator takes it)."""
+    if isinstance(mech, SpatialModel) and mech.loops:
+        return {**setup_header(dataclasses.replace(mech, loops=()), sensor_set, Path(args.mechanism),
+                               Path(args.sensors)), "constraints": list(row_names(mech))}
+    return setup_header(mech, sensor_set, Path(args.mechanism), Path(args.sensors))
+
+
+def _forward_method(mech: Mechanism | SpatialModel, method: str) -> str:
+    if not isinstance(mech, SpatialModel):
+        return method
+    return "rk6 on the KKT accelerations, projected on the loops" if mech.loops else "rk4 on ABA"
 
 
 def _counted(records: Iterator[tuple[str, Any]], counts: Counter[str], span: list[float]
