@@ -11,7 +11,13 @@ Two kinds of motion, sampled at a fixed step ``dt`` from t = 0 (sensors.virtual.
 A URDF open chain (estimator.spatial.model.SpatialModel) takes both motions too: forward dynamics
 by classical Runge-Kutta 4 on ABA (estimator.spatial.simulate; damping and friction act), inverse
 dynamics by RNEA along a trajectory of every joint (damping and friction included); its truth has
-no multipliers (λ of size 0, a tree has no constraints).
+no multipliers (λ of size 0, a tree has no constraints). A URDF closed chain (sidecar loops) moves
+by estimator.spatial.closed_dynamics: forward, Runge-Kutta of order 6 on the KKT accelerations with
+the M-orthogonal projection onto the loops each step (constant forces on its actuators); inverse,
+along a trajectory of as many driven joints as it has degrees of freedom (``closed_dynamics.inverse``,
+checked before the first chunk: no mobility or another count of drives is one error line); its
+truth carries the loop rows' multipliers λ (``lambda.<k>`` in the order of ``mbstate check``'s rows),
+and an actuator's force is its joint's drive force (zero when its joint is not driven).
 
 The sensors sample the truth (sensors.virtual); a step that divides every sensor period
 (``sensor_step``) makes each sample exact. Forward dynamics integrates at a step of at most
@@ -38,6 +44,7 @@ from estimator.dynamics.forward import ForwardOptions, simulate
 from estimator.dynamics.inverse import inverse_dynamics
 from estimator.errors import MbstateError
 from estimator.model import Mechanism
+from estimator.spatial import assembly, closed_dynamics
 from estimator.spatial.model import SpatialModel, joint_order
 from estimator.spatial.simulate import inverse_trajectory
 from estimator.spatial.simulate import simulate as simulate_spatial
@@ -88,7 +95,8 @@ def forward_truths(mech: Model, q0: np.ndarray, qd0: np.ndarray, dt: float, t_en
     The integration step is dt split into the fewest equal substeps no longer than ``TRUTH_STEP``, so
     that the method's own discretization error (second order for ALi3) stays far below any sensor's
     noise however slow the sensors are: the truth is the mechanism's motion, not the integrator's.
-    A spatial model integrates by RK4 on ABA (``method`` is not read)."""
+    A spatial model integrates by RK4 on ABA, a closed chain by closed_dynamics.simulate (``method`` is
+    not read)."""
     forces = dict(forces or {})
     steps, per = max(1, int(round(t_end / dt))), max(1, int(round(min(chunk_s, t_end) / dt)))
     substeps = max(1, math.ceil(dt / TRUTH_STEP - 1e-9))
@@ -117,22 +125,25 @@ def _planar_forward(mech: Mechanism, forces: Mapping[str, float], method: str) -
     return chunk
 
 
-def _tree(model: SpatialModel) -> SpatialModel:
-    """``model``, refused when it has loops: the truths here are a tree's (ABA, RNEA)."""
-    return model.open_chain("is not simulated with sensors yet; forward, inverse, statics and hybrid take it")
-
-
 def _spatial_forward(model: SpatialModel, forces: Mapping[str, float]) -> Chunk:
-    values = actuator_values(_tree(model).actuator_names, forces)
+    values = actuator_values(model.actuator_names, forces)
     tau = model.actuation() @ values
 
     def chunk(q0: np.ndarray, qd0: np.ndarray, dt: float, count: int, substeps: int) -> Truth:
-        fine = simulate_spatial(model, q0, qd0, dt / substeps, count * substeps, lambda t: tau)
+        if model.loops:
+            fine = closed_dynamics.simulate(model, q0, qd0, dt / substeps, count * substeps, tau=tau)
+        else:
+            fine = simulate_spatial(model, q0, qd0, dt / substeps, count * substeps, lambda t: tau)
         every = slice(None, None, substeps)
         return Truth(t=dt * np.arange(count + 1), q=fine.q[every], qd=fine.qd[every], qdd=fine.qdd[every],
-                     lam=np.zeros((count + 1, 0)), f=np.tile(values, (count + 1, 1)))
+                     lam=_multipliers(model, fine)[every], f=np.tile(values, (count + 1, 1)))
 
     return chunk
+
+
+def _multipliers(model: SpatialModel, trajectory: Trajectory) -> np.ndarray:
+    """λ (N, m) of a closed chain's trajectory, (N, 0) for a tree's."""
+    return trajectory.lam if model.loops else np.zeros((len(trajectory.t), 0))
 
 
 def forward_truth(mech: Model, q0: np.ndarray, qd0: np.ndarray, dt: float, t_end: float,
@@ -146,34 +157,61 @@ def inverse_truths(mech: Model, drives: Sequence[str], samples: DriveTrajectory,
     """Inverse dynamics along ``samples`` of the ``drives`` coordinates, from the first sample for
     ``t_end`` [s] (or to the last sample, whichever is first) at step ``dt``, in chunks of
     ``chunk_s`` (each repeating the previous one's last sample; every instant is solved alone). A
-    spatial model's drives are all of its joints (estimator.spatial.model.joint_order)."""
+    spatial tree's drives are all of its joints (estimator.spatial.model.joint_order), a closed chain's
+    as many joints as its degrees of freedom (checked here, at the first sample)."""
     end = min(samples.t[0] + t_end, samples.t[-1])
     times = samples.t[0] + dt * np.arange(int(np.floor((end - samples.t[0]) / dt + 1e-9)) + 1)
     derivatives = samples.derivatives()
     per = max(1, int(round(min(chunk_s, t_end) / dt)))
+    if isinstance(mech, SpatialModel) and mech.loops:
+        driven = closed_dynamics.driven_joints(mech, list(drives), "--drive")
+        guess = mech.initial.copy()
+        guess[driven] = derivatives[0][0]
+        closed_dynamics.check_drives(mech, driven, assembly.assemble(mech, guess, driven))
+        return _closed_inverse_chunks(mech, driven, samples, derivatives, times, per)
     if isinstance(mech, SpatialModel):
-        order = joint_order(_tree(mech), list(drives), "--drive")
+        order = joint_order(mech, list(drives), "--drive")
         derivatives = tuple(values[:, order] for values in derivatives)
     return _inverse_chunks(mech, drives, samples, derivatives, times, per)
+
+
+def _resampled(samples: DriveTrajectory, derivatives: tuple, times: np.ndarray, per: int
+               ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """(times, positions, velocities, accelerations) of each chunk of ``per`` steps at ``times``."""
+    for start in range(0, max(len(times) - 1, 1), per):
+        chunk = times[start:start + per + 1]
+        yield chunk, *hermite_resample(samples.t, *derivatives, chunk)
 
 
 def _inverse_chunks(mech: Model, drives: Sequence[str], samples: DriveTrajectory, derivatives: tuple,
                     times: np.ndarray, per: int) -> Iterator[Truth]:
     """:func:`inverse_truths`' chunks of ``per`` steps at ``times``, from the samples' ``derivatives``."""
-    for start in range(0, max(len(times) - 1, 1), per):
-        chunk = times[start:start + per + 1]
-        pos, vel, acc = hermite_resample(samples.t, *derivatives, chunk)
+    for chunk, pos, vel, acc in _resampled(samples, derivatives, times, per):
         if isinstance(mech, SpatialModel):
             yield _spatial_truth(mech, inverse_trajectory(mech, chunk, pos, vel, acc))
         else:
             yield Truth.from_trajectory(mech, inverse_dynamics(mech, drives, chunk, pos, vel, acc).trajectory)
 
 
+def _closed_inverse_chunks(model: SpatialModel, driven: list[int], samples: DriveTrajectory, derivatives: tuple,
+                           times: np.ndarray, per: int) -> Iterator[Truth]:
+    """:func:`_inverse_chunks` of a closed chain (estimator.spatial.closed_dynamics.inverse), each chunk
+    assembled from the last state of the one before (the same branch)."""
+    start = None
+    for chunk, pos, vel, acc in _resampled(samples, derivatives, times, per):
+        truth = _spatial_truth(model, closed_dynamics.inverse(model, driven, chunk, pos, vel, acc, start).trajectory)
+        start = truth.q[-1]
+        yield truth
+
+
 def _spatial_truth(model: SpatialModel, trajectory: Trajectory) -> Truth:
-    """The truth of a spatial inverse-dynamics trajectory: the actuators' forces are their joints'."""
-    tau = np.column_stack([trajectory.forces[name] for name in model.joint_names])
+    """The truth of a spatial inverse-dynamics trajectory: the actuators' forces are their joints'
+    (zero on an actuated joint a closed chain's drives leave out), λ the loops' multipliers."""
+    f = np.zeros((len(trajectory.t), len(model.actuated)))
+    for k, joint in enumerate(model.actuated):
+        f[:, k] = trajectory.forces.get(model.joint_names[joint], 0.0)
     return Truth(t=trajectory.t, q=trajectory.q, qd=trajectory.qd, qdd=trajectory.qdd,
-                 lam=np.zeros((len(trajectory.t), 0)), f=tau[:, model.actuated])
+                 lam=_multipliers(model, trajectory), f=f)
 
 
 def inverse_truth(mech: Model, drives: Sequence[str], samples: DriveTrajectory, dt: float,

@@ -1,9 +1,11 @@
 """Measure issue 38's conservation figures on the closed-chain examples: 10 s of free motion under
-gravity, friction off, 1 ms steps (RK4 on the KKT accelerations, projected on the loops each step,
-estimator.spatial.closed_dynamics.simulate); prints the energy drift against the kinetic energy's
-range and the largest loop residual. Run from the repository root (the Delta takes about 2 min):
+gravity, friction off, 1 ms steps (Runge-Kutta of order 6 on the KKT accelerations, the M-orthogonal
+projection onto the loops each step, estimator.spatial.closed_dynamics.simulate); prints the energy
+drift against the kinetic energy's range and the largest loop residual. Run from the repository root
+with the checkout on the path (a script's own folder comes first on sys.path, so without it Python
+imports whichever ``estimator`` is installed); each Delta run takes minutes:
 
-    python scripts/closed_chain_energy.py [rssr|delta|five_bar_3d ...]
+    PYTHONPATH=. python scripts/closed_chain_energy.py [rssr|delta|five_bar_3d ...]
 
 Starts (seeded): ``random``, the sidecar's start with the independent joints moved by up to 0.3 rad
 and rates up to 2 rad/s; ``hanging``, the stable equilibrium (estimator.spatial.closed_statics) from
@@ -27,7 +29,8 @@ from estimator.spatial.model import SpatialModel, load_spatial
 
 URDF = Path(__file__).resolve().parents[1] / "configs" / "mechanisms" / "urdf"
 HANGING = {"five_bar_3d": [-1.745, 0.823, -1.396, -0.823]}  # the five-bar's start mirrored below its pivots
-RUNS = {"rssr": ("random",), "delta": ("hanging",), "five_bar_3d": ("random", "hanging")}
+RUNS = ("random", "hanging")
+CHAINS = ("rssr", "delta", "five_bar_3d")
 
 
 def measure(model: SpatialModel, start: str) -> str:
@@ -53,6 +56,6 @@ def measure(model: SpatialModel, start: str) -> str:
 
 
 if __name__ == "__main__":
-    for name in sys.argv[1:] or list(RUNS):
-        for start in RUNS[name]:
+    for name in sys.argv[1:] or CHAINS:
+        for start in RUNS:
             print(measure(load_spatial(URDF / f"{name}.urdf"), start), flush=True)

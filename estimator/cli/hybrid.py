@@ -1,11 +1,11 @@
 """``mbstate hybrid``: prescribed motion on some coordinates, free motion of the others, by one
 factor graph; the drive forces and the free motion.
 
-A URDF closed chain (the sidecar's ``loops``): RK4 on the KKT system with the driven joints as extra
-rows and a projection onto the loops each sample interval (estimator.spatial.closed_dynamics.hybrid),
-from the sidecar's ``initial`` assembled with the driven joints on their first samples and the
-``--initial`` joints held; ``--velocity`` gives free joints' rates (the others from Φq q̇ = 0). The
-factor-graph options do not apply to it.
+A URDF closed chain (the sidecar's ``loops``): Runge-Kutta of order 6 on the KKT system with the driven
+joints as extra rows and the M-orthogonal projection onto the loops each sample interval
+(estimator.spatial.closed_dynamics.hybrid), from the sidecar's ``initial`` assembled with the driven
+joints on their first samples and the ``--initial`` joints held; ``--velocity`` gives free joints'
+rates (the others from Φq q̇ = 0). The factor-graph options do not apply to it.
 
 A URDF tree: the hybrid dynamics graph of estimator.spatial_graph at every RK4 stage (the driven joints'
 accelerations given, the free joints' forces zero; gravity, damping and friction act), eliminated in
@@ -82,5 +82,5 @@ def run_urdf(args: argparse.Namespace) -> int:
     given = driven + [model.joint_names.index(name) for name in args.velocity if name not in drives]
     qd0 = assembly.velocities(model, q0, np.concatenate((vel[0], rates[given[len(driven):]])), given)
     result = closed_dynamics.hybrid(model, driven, samples.t, pos, vel, acc, q0, qd0)
-    report(args.out, result, samples, "(spatial closed chain: RK4 on the KKT system, projected)")
+    report(args.out, result, samples, "(spatial closed chain: RK6 on the KKT system, projected)")
     return 0

@@ -11,7 +11,11 @@ A URDF file (an open chain, estimator.spatial) moves by RK4 on ABA (forward, ``-
 actuators, ``--initial`` and ``--velocity`` naming joints, from q = 0 at rest by default) or by RNEA
 along a trajectory of every joint (``--drive`` lists them all, as ``mbstate inverse``); its sensors
 are the spatial kinds (sensors.config.SPATIAL_KINDS: joint encoders, link gyroscopes and
-accelerometers, joint torque and force-torque sensors).
+accelerometers, joint torque and force-torque sensors). A URDF closed chain (sidecar loops) moves on
+its KKT forward dynamics (assembled from the sidecar's ``initial`` with the ``--initial`` joints held,
+Φq q̇ = 0 with the ``--velocity`` joints' rates, as ``mbstate forward``) or by its inverse dynamics
+along a trajectory of as many driven joints as it has degrees of freedom (as ``mbstate inverse``); the
+truth carries the loops' multipliers (estimator.spatial.closed_dynamics).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from estimator.logfile import LogWriter
 from estimator.model import Mechanism
 from estimator.node.config import NodeParams
 from estimator.node.recorded_for import setup_header
+from estimator.spatial import closed_dynamics
 from estimator.spatial.model import SpatialModel, is_urdf, joint_order, joint_values, load_spatial
 from replay.publish import log_messages, publish
 from replay.simulation import forward_truths, inverse_truths, sensor_step, simulated_records
@@ -77,6 +82,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _forward(mech: Mechanism | SpatialModel, args: argparse.Namespace, dt: float) -> Iterator[Truth]:
     if isinstance(mech, SpatialModel):
         q0, qd0 = joint_values(mech, args.initial, "--initial"), joint_values(mech, args.velocity, "--velocity")
+        if mech.loops:
+            q0, qd0 = closed_dynamics.start_state(mech, q0, [mech.joint_names.index(name) for name in args.initial],
+                                                  qd0, [mech.joint_names.index(name) for name in args.velocity])
     else:
         q0 = assembled(mech, args.initial)
         qd0 = np.zeros(mech.n)
@@ -87,9 +95,12 @@ def _forward(mech: Mechanism | SpatialModel, args: argparse.Namespace, dt: float
 
 
 def _inverse(mech: Mechanism | SpatialModel, args: argparse.Namespace, dt: float) -> Iterator[Truth]:
-    if isinstance(mech, SpatialModel):  # every joint once, checked before the file is read
+    if isinstance(mech, SpatialModel):  # the drive names checked before the file is read
         drives = [name.strip() for name in args.drive.split(",")]
-        joint_order(mech, drives, "--drive")
+        if mech.loops:
+            closed_dynamics.driven_joints(mech, drives, "--drive")
+        else:
+            joint_order(mech, drives, "--drive")
         samples = load_drive_trajectory(args.trajectory, len(drives))
     else:
         drives, samples = driven(mech, args.drive, args.trajectory)
@@ -107,7 +118,8 @@ def run(args: argparse.Namespace) -> int:
     keys = client_keys(args)
     urdf = is_urdf(args.mechanism)
     if urdf and args.method != "ali3":
-        raise MbstateError(f"--method {args.method}: not available for a URDF file (RK4 on ABA)")
+        raise MbstateError(f"--method {args.method}: not available for a URDF file (RK4 on ABA; RK6 on the KKT "
+                           "accelerations for a closed chain)")
     mech: Mechanism | SpatialModel = load_spatial(args.mechanism) if urdf else load(args.mechanism)
     sensor_set = load_sensors(args.sensors, mech)
     dt = args.dt or sensor_step(sensor_set)
@@ -115,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     header = {**setup_header(mech, sensor_set, Path(args.mechanism), Path(args.sensors)),
               "simulation": {"dt": dt, "t_end": args.t_end, "seed": args.seed,
                              "motion": f"inverse dynamics ({args.drive})" if args.drive
-                             else f"forward dynamics ({'rk4 on ABA' if urdf else args.method})"}}
+                             else f"forward dynamics ({_forward_method(mech, args.method)})"}}
     counts: Counter[str] = Counter()
     span: list[float] = []
     records = _counted(simulated_records(truths, sensor_set.sensors, args.seed), counts, span)
@@ -137,6 +149,14 @@ def run(args: argparse.Namespace) -> int:
             _summary(sensor_set, counts, span, dt)
         print(f"published {sent} readings")
     return 0
+
+
+
+
+def _forward_method(mech: Mechanism | SpatialModel, method: str) -> str:
+    if not isinstance(mech, SpatialModel):
+        return method
+    return "rk6 on the KKT accelerations, projected on the loops" if mech.loops else "rk4 on ABA"
 
 
 def _counted(records: Iterator[tuple[str, Any]], counts: Counter[str], span: list[float]

@@ -7,7 +7,8 @@ a consistent singular system); the velocity problem Φq q̇ = 0 and the accelera
 Φq q̈ = −Φ̇q q̇ with the held joints' rates given; the rank of Φq by SVD; independent joints by QR
 with column pivoting (estimator.linalg.pivot_columns picks the dependent ones, best conditioned
 first). A step is shortened to turn no joint by more than estimator.kinematics.MAX_TURN, so that
-Newton stays on the start's branch.
+Newton stays on the start's branch. The projection of a state of the motion back onto the loops
+(``project``) is M-orthogonal instead: its corrections are least in the kinetic energy's metric.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from estimator.dynamics.kernels import saddle_solve
 from estimator.errors import MbstateError
 from estimator.kinematics import MAX_TURN, RANK_TOLERANCE, free_mask, least_squares
 from estimator.linalg import pivot_columns
+from estimator.spatial.dynamics import Workspace, mass_matrix
 from estimator.spatial.loops import loop_terms, row_names
 from estimator.spatial.model import SpatialModel
 
@@ -88,17 +91,22 @@ def independent_joints(model: SpatialModel, q: np.ndarray) -> list[int]:
 
 
 def project(model: SpatialModel, q: np.ndarray, qd: np.ndarray, held: Sequence[int] = (), tol: float = 1e-13,
-            max_iter: int = 10) -> tuple[np.ndarray, np.ndarray]:
-    """(q, q̇) moved onto Φ(q) = 0 by minimum-norm Newton steps of the free joints and then onto
-    Φq q̇ = 0 by the minimum-norm correction of their rates, the ``held`` joints' values and rates
-    kept (the planar lagrange.project's method, in joint coordinates)."""
+            max_iter: int = 10, work: Workspace | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(q, q̇) moved onto Φ(q) = 0 and Φq q̇ = 0 by the free joints' corrections Δ least in the kinetic
+    energy's metric M (M-orthogonal projection): [[M_ff, Φq_fᵀ], [Φq_f, 0]] [Δ; μ] = [0; r], r = −Φ for
+    each Newton step of q (M at the given q), r = −Φq q̇ for q̇ (rank-revealing saddle_solve); the
+    ``held`` joints' values and rates kept. The rate correction is M-orthogonal to the loops' tangent
+    space, so T changes by −½ ΔᵀMΔ only (second order in the violation; a Euclidean one changes it by
+    q̇ᵀMΔ, first order)."""
     q, qd, free = np.array(q, dtype=float), np.array(qd, dtype=float), free_mask(model.dof, held)
     zero = np.zeros(model.dof)
+    metric = mass_matrix(model, q, work)[np.ix_(free, free)]
     for _ in range(max_iter):
         terms = loop_terms(model, q, zero)
         if np.max(np.abs(terms.phi), initial=0.0) <= tol:
             break
-        q[free] += least_squares(terms.jac[:, free], -terms.phi)
+        q[free] += saddle_solve(metric, terms.jac[:, free], np.zeros(len(metric)), -terms.phi)[0]
     jac = loop_terms(model, q, zero).jac
-    qd[free] -= least_squares(jac[:, free], jac @ qd)
+    metric = mass_matrix(model, q, work)[np.ix_(free, free)]
+    qd[free] += saddle_solve(metric, jac[:, free], np.zeros(len(metric)), -jac @ qd)[0]
     return q, qd

@@ -8,9 +8,10 @@ Q − M q̈ = −RNEA(q, q̇, q̈) (gravity, damping and friction; estimator.spa
 - Forward: the index-1 KKT system [[M, Φqᵀ], [Φq, 0]] [q̈; λ] = [τ − RNEA(q, q̇, 0); −Φ̇q q̇], solved
   by Gaussian elimination with complete pivoting (estimator.dynamics.kernels.saddle_solve,
   rank-revealing: redundant closure rows get λ = 0, a basic solution; q̈ is unique). In time:
-  classical Runge-Kutta 4 on (q, q̇), then each step the state is projected onto Φ = 0 and
-  Φq q̇ = 0 (estimator.spatial.assembly.project; no Baumgarte terms: the projection removes the
-  drift they would damp).
+  Butcher's Runge-Kutta of order 6 on (q, q̇) (estimator.spatial.runge_kutta), then each step the
+  state is projected onto Φ = 0 and Φq q̇ = 0 in the mass-matrix metric (estimator.spatial.assembly.
+  project: the M-orthogonal projection, which changes the kinetic energy only to second order in the
+  violation; no Baumgarte terms: the projection removes the drift they would damp).
 - Inverse: the driven joints held at their prescribed values, the position, velocity and
   acceleration problems (estimator.spatial.assembly) give q, q̇, q̈; then [Φqᵀ | −E_d] [λ; Q_d] =
   −RNEA(q, q̇, q̈) by least squares (estimator.dynamics.inverse.multipliers_and_drive_forces: λ the
@@ -18,8 +19,9 @@ Q − M q̈ = −RNEA(q, q̇, q̈) (gravity, damping and friction; estimator.spa
 - Hybrid: the driven joints follow q_d(t) (a trajectory's samples, Hermite-resampled between them,
   estimator.drive_trajectory.hermite_resample), the others move freely: the KKT system with the
   driven joints as extra rows, [[M, Aᵀ], [A, 0]] [q̈; λ; ν] = [τ − RNEA(q, q̇, 0); −Φ̇q q̇; q̈_d],
-  A = [Φq; E_dᵀ], the drive forces Q_d = −ν; RK4 over each sample interval, then the driven joints set
-  to their samples and the free ones projected onto the loops (assembly.project with them held).
+  A = [Φq; E_dᵀ], the drive forces Q_d = −ν; the same Runge-Kutta over each sample interval (the drive
+  Hermite-resampled at its stages' times), then the driven joints set to their samples and the free
+  ones projected onto the loops (assembly.project with them held).
 - Reactions: the loops act on the tree with the generalized force −Φqᵀ λ: a loop's rows give the
   wrench it applies on frame B's body, at B's origin in world axes: force λ_(x,y,z) and moment
   Σ λ_r (u_r × w_r) over its axis rows u_r · w_r (u on A, w on B); A's body takes the opposite force
@@ -38,12 +40,11 @@ from estimator.dynamics.kernels import saddle_solve
 from estimator.drive_trajectory import hermite_resample
 from estimator.dynamics.prediction import predict, taylor_coefficients
 from estimator.errors import MbstateError
-from estimator.spatial import assembly
+from estimator.spatial import assembly, runge_kutta
 from estimator.spatial.dynamics import Workspace, inverse_dynamics, mass_matrix, workspace
 from estimator.spatial.kinematics import body_kinematics, frame_pose
 from estimator.spatial.loops import AXIS_PAIRS, ROWS, loop_terms, row_count
 from estimator.spatial.model import SpatialModel
-from estimator.spatial.simulate import driven_step
 from estimator.timeseries import Trajectory
 
 
@@ -92,14 +93,14 @@ def hybrid(model: SpatialModel, driven: Sequence[int], t: np.ndarray, pos: np.nd
         if i + 1 == count:
             break
         h = t[i + 1] - t[i]
-        middle = hermite_resample(t, pos, vel, acc, np.array([t[i] + 0.5 * h]))[2][0]
+        drive = dict(zip(runge_kutta.C.tolist(), hermite_resample(t, pos, vel, acc, t[i] + h * runge_kutta.C)[2]))
 
-        def rate(x: np.ndarray, v: np.ndarray, a_driven: np.ndarray) -> np.ndarray:
-            return driven_accelerations(model, x, v, driven, a_driven, work)[0]
+        def rate(c: float, x: np.ndarray, v: np.ndarray) -> np.ndarray:
+            return driven_accelerations(model, x, v, driven, drive[c], work)[0]
 
-        x, v = driven_step(rate, q[i], qd[i], qdd[i], h, middle, acc[i + 1])
+        x, v = runge_kutta.step(rate, q[i], qd[i], h, qdd[i])
         x[driven], v[driven] = pos[i + 1], vel[i + 1]
-        q[i + 1], qd[i + 1] = assembly.project(model, x, v, driven)
+        q[i + 1], qd[i + 1] = assembly.project(model, x, v, driven, work=work)
     trajectory = Trajectory(np.asarray(t, float), model.joint_names, q, qd, qdd,
                             forces={model.joint_names[j]: forces[:, k] for k, j in enumerate(driven)}, lam=lam)
     return InverseDynamicsResult(trajectory, (time.perf_counter() - started) / max(count, 1))
@@ -114,43 +115,65 @@ def check_mobility(model: SpatialModel, q: np.ndarray) -> int:
     return dof
 
 
-def simulate(model: SpatialModel, q0: np.ndarray, qd0: np.ndarray, dt: float, steps: int,
-             friction: bool = True) -> Trajectory:
-    """steps + 1 states of the free motion (τ = 0) at t = 0, dt, …: RK4 on the KKT accelerations and a
-    projection onto the constraints each step (module docstring); λ per step, ``lambda.<k>`` the loop
-    rows of ``row_names``. (q0, q̇0) are projected first."""
-    work, zero = workspace(model), np.zeros(model.dof)
+def check_drives(model: SpatialModel, driven: Sequence[int], q: np.ndarray) -> None:
+    """MbstateError unless the ``driven`` joints are as many as the degrees of freedom at q."""
+    dof = check_mobility(model, q)
+    if dof != len(driven):
+        raise MbstateError(f"{model.name} has {dof} degree{'s' if dof != 1 else ''} of freedom but "
+                           f"{len(driven)} driven joint{'s were' if len(driven) != 1 else ' was'} given")
 
-    def rate(x: np.ndarray, v: np.ndarray) -> np.ndarray:
-        return accelerations(model, x, v, zero, friction, work)[0]
+
+def driven_joints(model: SpatialModel, names: Sequence[str], option: str) -> list[int]:
+    """The joints named ``names`` (each once), in that order; MbstateError naming an unknown or repeated one."""
+    for k, name in enumerate(names):
+        if name not in model.joint_names:
+            raise MbstateError(f"{option}: {name!r} is not a movable joint of {model.name} "
+                               f"({', '.join(model.joint_names)})")
+        if name in names[:k]:
+            raise MbstateError(f"{option}: {name!r} is named twice")
+    return [model.joint_names.index(name) for name in names]
+
+
+def start_state(model: SpatialModel, q: np.ndarray, held: Sequence[int], qd: np.ndarray,
+                rated: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """(q0, q̇0): assembled from the sidecar's ``initial`` with the joints ``held`` at their values in
+    ``q``, and Φq q̇0 = 0 with the joints ``rated`` at their rates in ``qd``; MbstateError when the
+    loops leave no mobility."""
+    q0 = assembly.assemble(model, np.where(np.isin(np.arange(model.dof), list(held)), q, model.initial), held)
+    check_mobility(model, q0)
+    return q0, assembly.velocities(model, q0, np.asarray(qd, float)[list(rated)], rated)
+
+
+def simulate(model: SpatialModel, q0: np.ndarray, qd0: np.ndarray, dt: float, steps: int,
+             friction: bool = True, tau: np.ndarray | None = None) -> Trajectory:
+    """steps + 1 states of the motion under constant joint forces ``tau`` (default 0: free) at t = 0,
+    dt, …: Runge-Kutta of order 6 on the KKT accelerations and the M-orthogonal projection onto the
+    constraints each step (module docstring); λ per step, ``lambda.<k>`` the loop rows of
+    ``row_names``. (q0, q̇0) are projected first."""
+    work, force = workspace(model), np.zeros(model.dof) if tau is None else np.asarray(tau, float)
+
+    def rate(c: float, x: np.ndarray, v: np.ndarray) -> np.ndarray:
+        return accelerations(model, x, v, force, friction, work)[0]
 
     q, qd, qdd = (np.zeros((steps + 1, model.dof)) for _ in range(3))
     lam = np.zeros((steps + 1, row_count(model)))
-    q[0], qd[0] = assembly.project(model, q0, qd0)
+    q[0], qd[0] = assembly.project(model, q0, qd0, work=work)
     for k in range(steps + 1):
-        x, v = q[k], qd[k]
-        qdd[k], lam[k] = accelerations(model, x, v, zero, friction, work)
-        if k == steps:
-            break
-        a1 = qdd[k]
-        a2 = rate(x + 0.5 * dt * v, v + 0.5 * dt * a1)
-        a3 = rate(x + 0.5 * dt * (v + 0.5 * dt * a1), v + 0.5 * dt * a2)
-        a4 = rate(x + dt * (v + 0.5 * dt * a2), v + dt * a3)
-        q[k + 1], qd[k + 1] = assembly.project(
-            model, x + dt * v + dt * dt / 6 * (a1 + a2 + a3),
-            v + dt / 6 * (a1 + 2 * a2 + 2 * a3 + a4))
+        qdd[k], lam[k] = accelerations(model, q[k], qd[k], force, friction, work)
+        if k < steps:
+            q[k + 1], qd[k + 1] = assembly.project(model, *runge_kutta.step(rate, q[k], qd[k], dt, qdd[k]), work=work)
     return Trajectory(dt * np.arange(steps + 1), model.joint_names, q, qd, qdd, lam=lam)
 
 
 def inverse(model: SpatialModel, driven: Sequence[int], t: np.ndarray, pos: np.ndarray, vel: np.ndarray,
-            acc: np.ndarray) -> InverseDynamicsResult:
+            acc: np.ndarray, start: np.ndarray | None = None) -> InverseDynamicsResult:
     """Drive forces ``Q.<joint>`` of the ``driven`` joints along their prescribed motion (N, k), and the
-    whole chain's q, q̇, q̈ and λ (module docstring). The first assembly starts from the model's
-    ``initial`` with the driven values, each next one from the last state's Taylor step."""
+    whole chain's q, q̇, q̈ and λ (module docstring). The first assembly starts from ``start`` (default:
+    the model's ``initial``) with the driven values, each next one from the last state's Taylor step."""
     count, n, m = len(t), model.dof, row_count(model)
     q, qd, qdd, lam = np.zeros((count, n)), np.zeros((count, n)), np.zeros((count, n)), np.zeros((count, m))
     forces = np.zeros((count, len(driven)))
-    guess, work = np.array(model.initial, dtype=float), workspace(model)
+    guess, work = np.array(model.initial if start is None else start, dtype=float), workspace(model)
     started = time.perf_counter()
     for i in range(count):
         guess[list(driven)] = pos[i]
@@ -159,10 +182,7 @@ def inverse(model: SpatialModel, driven: Sequence[int], t: np.ndarray, pos: np.n
         except MbstateError as exc:
             raise MbstateError(f"at t = {t[i]:g} s: {exc}") from None
         if i == 0:
-            dof = check_mobility(model, q[0])
-            if dof != len(driven):
-                raise MbstateError(f"{model.name} has {dof} degree{'s' if dof != 1 else ''} of freedom but "
-                                   f"{len(driven)} driven joint{'s' if len(driven) != 1 else ''} were given")
+            check_drives(model, driven, q[0])
         qd[i] = assembly.velocities(model, q[i], vel[i], driven)
         qdd[i] = assembly.accelerations(model, q[i], qd[i], acc[i], driven)
         rhs = -inverse_dynamics(model, q[i], qd[i], qdd[i], work=work)

@@ -111,9 +111,9 @@ def test_forward_dynamics_against_the_hard_kkt_solution_from_pinocchio(name: str
 
 
 def test_ten_seconds_of_free_motion_keep_energy_and_loops() -> None:
-    """The RSSR, friction off (it has none), 1 ms steps of RK4 with the projection: the total energy
-    drifts by at most 1e-6 of the kinetic energy's range and the loop stays closed to 1e-9 m
-    (measured: 6.7e-9 and 1e-13 m)."""
+    """The RSSR, friction off (it has none), 1 ms steps of the order-6 Runge-Kutta with the M-orthogonal
+    projection: the total energy drifts by at most 1e-6 of the kinetic energy's range and the loop stays
+    closed to 1e-9 m (figures in docs/spatial.md, "Conservation")."""
     model = load_spatial(URDF / "rssr.urdf")
     q0, qd0 = consistent_state(model, np.random.default_rng(3))
     run = closed_dynamics.simulate(model, q0, qd0, 1e-3, 10_000, friction=False)
@@ -216,7 +216,7 @@ def _work(model: SpatialModel, q: np.ndarray, frame: str, wrench: np.ndarray) ->
 def test_hybrid_with_the_free_motions_crank_reproduces_the_free_motion() -> None:
     """The RSSR's free motion (forward dynamics, 0.5 s at 1 ms), its crank's q, q̇, q̈ then prescribed:
     the hybrid motion gives back the coupler's spin and the rocker (1e-8 rad) with a crank torque
-    of 0 (1e-8 N·m), two integrations of different systems (measured 6.4e-10 rad, 1.0e-13 N·m)."""
+    of 0 (1e-8 N·m), two integrations of different systems (figures in docs/spatial.md)."""
     model = load_spatial(URDF / "rssr.urdf")
     q0, qd0 = consistent_state(model, np.random.default_rng(8))
     free = closed_dynamics.simulate(model, q0, qd0, 1e-3, 500)

@@ -18,6 +18,7 @@ import pytest
 from estimator.errors import MbstateError
 from estimator.model_protocol import constraint_rows, free_accelerations, step_rows
 from estimator.spatial import assembly
+from estimator.spatial.dynamics import mass_matrix
 from estimator.spatial.loops import loop_terms, row_count, row_names
 from estimator.spatial.model import SpatialModel, load_spatial
 
@@ -105,6 +106,29 @@ def test_velocity_and_acceleration_problems() -> None:
     terms = loop_terms(model, q, qd)
     close(terms.jac @ qd, np.zeros(row_count(model)), 1e-12)
     close(terms.jac @ qdd + terms.rate @ qd, np.zeros(row_count(model)), 1e-12)
+
+
+@pytest.mark.parametrize("name", ["rssr", "five_bar_3d"])
+def test_the_projection_is_m_orthogonal(name: str) -> None:
+    """assembly.project against the closed form of the M-orthogonal projection: the rate correction Δ
+    is M-orthogonal to the loops' tangent space (Nᵀ M Δ = 0, N an orthonormal basis of Φq's null space
+    by SVD, independent of the saddle solve) and takes Φq q̇ to 0, so T drops by exactly ½ ΔᵀMΔ; the
+    five-bar's 3 redundant rows included. Positions: Φ back to 1e-13 m."""
+    model = load_spatial(URDF / f"{name}.urdf")
+    rng = np.random.default_rng(5)
+    held = assembly.independent_joints(model, model.initial)
+    q = assembly.assemble(model, model.initial + 0.2 * np.isin(np.arange(model.dof), held), held)
+    qd = assembly.velocities(model, q, rng.uniform(-1, 1, len(held)), held) + 1e-3 * rng.uniform(-1, 1, model.dof)
+    _, fixed = assembly.project(model, q, qd)
+    jac, mass = loop_terms(model, q, np.zeros(model.dof)).jac, mass_matrix(model, q)
+    _, sigma, vt = np.linalg.svd(jac)
+    null = vt[int(np.sum(sigma > 1e-9 * sigma[0])):].T
+    delta = fixed - qd
+    close(null.T @ mass @ delta, np.zeros(null.shape[1]), 1e-12)
+    close(jac @ fixed, np.zeros(row_count(model)), 1e-12)
+    assert abs(0.5 * fixed @ mass @ fixed - (0.5 * qd @ mass @ qd - 0.5 * delta @ mass @ delta)) <= 1e-14
+    moved, _ = assembly.project(model, q + 1e-4 * rng.uniform(-1, 1, model.dof), fixed)
+    assert np.max(np.abs(loop_terms(model, moved, np.zeros(model.dof)).phi)) <= 1e-13
 
 
 def test_step_rows_jacobian_against_central_differences() -> None:
