@@ -55,11 +55,12 @@ def test_values_out_of_range_and_implausible_covariances_are_dropped_by_reason()
            reading(GYRO, 0.02, 2, 0.1, cov=1e8),  # σ 1e4 rad/s: over 1e6 times the configured σ
            reading("coupler_accelerometer", 0.0, 0, [0.0, 1e300]),
            reading("coupler_accelerometer", 0.01, 1, [0.0, 9.8], cov=[1e-300, 0.0, 0.0, 1e-300])]
-    good = [reading(GYRO, 0.03, 3, 34.9), reading(GYRO, 0.04, 4, 0.1, cov=1e-6)]
-    for message in bad + good:
+    clipped = [reading(GYRO, 0.025, 3, 34.9)]  # at full scale: the device clipped it (sensors.plausibility)
+    good = [reading(GYRO, 0.03, 4, 34.8), reading(GYRO, 0.04, 5, 0.1, cov=1e-6)]
+    for message in bad + clipped + good:
         node.handle(message)
-    assert dict(node.counters.dropped) == {"range": 2, "cov": 3}
-    assert node.counters.accepted == 2 and node.estimator.used == [34.9, 0.1]
+    assert dict(node.counters.dropped) == {"range": 2, "cov": 3, "saturated": 1}
+    assert node.counters.accepted == 2 and node.estimator.used == [34.8, 0.1]
     assert node.tracks[GYRO].gaps == 0  # dropped for its value, not lost
 
 
