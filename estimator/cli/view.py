@@ -28,7 +28,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--readings", metavar="ENDPOINT",
                         help="bind this endpoint for sensor messages (sensors connect to it as to the node)")
     parser.add_argument("--series", metavar="NAMES",
-                        help="comma-separated coordinates and actuators to plot (default: the angles, the actuators)")
+                        help="comma-separated coordinates and actuators to plot, an actuator named as a coordinate as "
+                             "Q.NAME (default: the angles, the actuators)")
     parser.add_argument("--host", default="127.0.0.1", help="address the page is served on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=0, help="port of the page (default 0: a free one)")
     parser.add_argument("--rate", type=positive_float, default=20.0, metavar="HZ",
@@ -50,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     if endpoint.endswith(":*"):
         raise MbstateError(f"{config.source}: node.pub {endpoint} is a free port: give the bound one with --endpoint")
     series = tuple(name.strip() for name in args.series.split(",")) if args.series else ()
-    serve(ViewParams(mechanism=config.mech.source, endpoint=endpoint, host=args.host, port=args.port,
+    serve(ViewParams(mechanism=str(config.mechanism_path), endpoint=endpoint, host=args.host, port=args.port,
                      rate=args.rate, window_s=args.window, series=series, readings=args.readings,
                      curve_key=args.curve_key, server_key=args.server_key),
           lambda url: print(url, flush=True))

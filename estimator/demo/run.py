@@ -103,7 +103,7 @@ def live_view(config: NodeConfig, node: Node, truth: Truth, key_files: tuple[str
     with ViewProcess() as view:
         write_truth(view.truth, truth.t, truth.q, truth.f, [name for name, _ in actuators(config.mech)])
         curve_key, server_key = key_files or (None, None)
-        announce(view.start(ViewParams(mechanism=config.mech.source, endpoint=node.endpoints["pub"],
+        announce(view.start(ViewParams(mechanism=str(config.mechanism_path), endpoint=node.endpoints["pub"],
                                        readings=view.readings, truth=str(view.truth), curve_key=curve_key,
                                        server_key=server_key)))
         yield view.readings

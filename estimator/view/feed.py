@@ -4,7 +4,8 @@ The node publishes an ``estimate`` every step (1 kHz) and a ``status`` every ``s
 (estimator.node.publishing). The view subscribes in its own process: the node does no work for it beyond
 the send to one more subscriber. Each :meth:`Feed.frame` drains what queued since the previous tick
 (ZeroMQ's I/O thread queues it meanwhile), keeps the newest estimate, status and reading of each
-sensor, and returns one frame: the points of the estimated pose (and of the true one with a truth file),
+sensor, and returns one frame: the points of the estimated pose (and of the true one with a truth file;
+a planar mechanism's points or a spatial one's skeleton, estimator.view.scene.scene_of),
 the chosen series with σ when the node publishes it (``publish_sigmas``), the readings, and the node's
 health. Readings come from sensors that also connect to the view's ``readings`` endpoint (bound here:
 a PUB may connect to the node and to the view).
@@ -19,33 +20,42 @@ from typing import Any
 import zmq
 
 from estimator.errors import MbstateError
-from estimator.model import Mechanism
+from estimator.model_protocol import Model, actuators, point_coordinates
 from estimator.node.client import ClientKeys, curve_client
 from estimator.node.publishing import UNPACK_ERRORS, unpack
-from estimator.view.scene import Scene
+from estimator.view.scene import scene_of
 from estimator.view.truth import TruthTrack
 
 QUEUE = 100_000  # [messages] queued between two frames at most (ZMQ_RCVHWM); 1 kHz for 100 s
 
 
-def default_series(mech: Mechanism) -> list[str]:
+def drive_series(mech: Model) -> dict[str, str]:
+    """{series name: actuator name}: an actuator's series is named after it, or ``Q.<name>`` when a
+    coordinate has its name (a URDF's actuators are named after their joints by default)."""
+    taken = set(mech.coordinate_names)
+    return {f"Q.{name}" if name in taken else name: name for name, _ in actuators(mech)}
+
+
+def default_series(mech: Model) -> list[str]:
     """The coordinates that are not point coordinates (angles), then every actuator."""
-    points = set(mech.point_coordinates)
-    return [name for i, name in enumerate(mech.coordinate_names) if i not in points] + [a.name for a in mech.actuators]
+    points = set(point_coordinates(mech))
+    return [name for i, name in enumerate(mech.coordinate_names) if i not in points] + list(drive_series(mech))
 
 
 class Feed:
     """Sockets to a node's output ``endpoint`` (a CURVE client with ``keys``) and, with ``readings``, a
-    bound SUB for sensor messages; ``series``: coordinate or actuator names to plot; ``truth``: a truth file."""
+    bound SUB for sensor messages; ``series``: coordinate names or actuator series (drive_series) to plot;
+    ``truth``: a truth file."""
 
-    def __init__(self, mech: Mechanism, endpoint: str, series: Sequence[str], readings: str | None = None,
+    def __init__(self, mech: Model, endpoint: str, series: Sequence[str], readings: str | None = None,
                  truth: str | None = None, keys: ClientKeys | None = None) -> None:
-        unknown = [name for name in series if name not in mech.coordinate_names
-                   and name not in [a.name for a in mech.actuators]]
+        self.drives = drive_series(mech)
+        unknown = [name for name in series if name not in mech.coordinate_names and name not in self.drives]
         if unknown:
             raise MbstateError(f"unknown series {', '.join(unknown)} (coordinates: {', '.join(mech.coordinate_names)}; "
-                               f"actuators: {', '.join(a.name for a in mech.actuators) or 'none'})")
-        self.mech, self.scene, self.series = mech, Scene(mech), list(series)
+                               f"actuators: {', '.join(self.drives) or 'none'})")
+        self.scene, self.series = scene_of(mech), list(series)
+        self.coordinate = {name: i for i, name in enumerate(mech.coordinate_names)}
         self.truth = TruthTrack(truth) if truth else None
         self.context = zmq.Context()
         self.context.setsockopt(zmq.LINGER, 0)
@@ -103,18 +113,17 @@ class Feed:
         forces, force_sigma = e["forces"], dict(zip(e["forces"], sigma.get("forces", ())))
         series = {}
         for name in self.series:
-            if name in self.mech.coordinate_names:
-                i = self.mech.index(name)
+            if (i := self.coordinate.get(name)) is not None:
                 series[name] = [e["q"][i], sigma["q"][i] if "q" in sigma else None]
-            elif name in forces:
-                series[name] = [forces[name], force_sigma.get(name)]
+            elif (drive := self.drives[name]) in forces:
+                series[name] = [forces[drive], force_sigma.get(drive)]
         truth = self.truth.at(e["t"]) if self.truth is not None else None
         true_state = None
         if truth is not None:
             q, f = truth
             true_state = {"points": self.scene.points(q),
-                          "series": {name: float(q[self.mech.index(name)]) if name in self.mech.coordinate_names
-                                     else f.get(name) for name in self.series}}
+                          "series": {name: float(q[self.coordinate[name]]) if name in self.coordinate
+                                     else f.get(self.drives[name]) for name in self.series}}
         return {"t": e["t"], "estimate": {"points": self.scene.points(e["q"]), "series": series,
                                           "flags": e.get("flags", [])}, "truth": true_state}
 

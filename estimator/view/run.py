@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from estimator.errors import MbstateError
-from estimator.mechanism_file import load_mechanism
+from estimator.model_protocol import load_model
 from estimator.node.access import beyond_loopback
 from estimator.node.client import ClientKeys
 from estimator.view.feed import Feed, default_series
@@ -49,7 +49,7 @@ class ViewParams:
 def serve(params: ViewParams, announce: Callable[[str], None], stop: threading.Event | None = None) -> None:
     """Serve the view until SIGINT / SIGTERM (main thread) or ``stop``, at a lower CPU priority (NICE);
     ``announce`` hears the page's URL."""
-    mech = load_mechanism(params.mechanism)
+    mech = load_model(params.mechanism)
     keys = ClientKeys.load(params.curve_key, params.server_key) if params.curve_key else None
     feed = Feed(mech, params.endpoint, params.series or default_series(mech), params.readings, params.truth, keys)
     try:

@@ -2,7 +2,8 @@
 
 A point's position is z[point_z[p]] with z = [q, constants] (estimator.model.Mechanism.z): moving points
 read q, fixed ones the constants. A body is drawn as the polyline through its points in the order of
-the mechanism file (closed when it has more than two). Spatial mechanisms are not drawn yet (docs/view.md).
+the mechanism file (closed when it has more than two). A spatial mechanism is drawn as a skeleton in 3-D
+(estimator.view.skeleton); :func:`scene_of` picks the drawing of a model.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from typing import Any
 import numpy as np
 
 from estimator.model import Mechanism
+from estimator.model_protocol import Model
+from estimator.view.skeleton import Skeleton
 
 
 class Scene:
@@ -32,5 +35,10 @@ class Scene:
 
     def layout(self) -> dict[str, Any]:
         """The static part: body names and point indices, point names, the file's pose (for the page's scale)."""
-        return {"bodies": [{"name": name, "points": points} for name, points in self.bodies],
+        return {"kind": "planar", "bodies": [{"name": name, "points": points} for name, points in self.bodies],
                 "point_names": self.point_names, "reference": self.reference}
+
+
+def scene_of(model: Model) -> Scene | Skeleton:
+    """The page's drawing of ``model``: its points and bodies (planar) or its skeleton (spatial)."""
+    return Scene(model) if isinstance(model, Mechanism) else Skeleton(model)
