@@ -18,31 +18,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from estimator.section import Section
-from estimator.spatial.frame_motion import FrameMotion
-from estimator.spatial.model import SpatialModel
 from sensors.accelerometer import KIND, SPAN, UNITS
-from sensors.base import Jacobians, SensorModel, SensorParams, check_noise, read_common
-from sensors.mounting import Mount, read_mount
+from sensors.base import Jacobians
+from sensors.mounting import LinkSensor
 
 
-class LinkAccelerometer(SensorModel):
+class LinkAccelerometer(LinkSensor):
     """3-axis accelerometer mounted on a link (module docstring); gravity from the model."""
 
+    KIND, UNITS, SPAN = KIND, UNITS, SPAN
     dimension = 3
     variables = ("q", "v", "a")
-
-    def __init__(self, params: SensorParams, model: SpatialModel, mount: Mount) -> None:
-        self.params, self.mount = params, mount
-        self.motion = FrameMotion(model, mount.body, mount.rot, mount.pos)
-
-    @classmethod
-    def from_config(cls, section: Section, name: str, model: SpatialModel) -> LinkAccelerometer:
-        """Keys: the mounting's (sensors.mounting) and the keys every sensor has (sensors.base.read_common)."""
-        mount = read_mount(section, model)
-        params = read_common(section, KIND, name, UNITS, SPAN)
-        check_noise(section, params)
-        return cls(params, model, mount)
 
     def measurement(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
                     jac: bool = True) -> tuple[np.ndarray, Jacobians | None]:

@@ -14,32 +14,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from estimator.section import Section
-from estimator.spatial.frame_motion import FrameMotion
 from estimator.spatial.model import SpatialModel
-from sensors.base import Jacobians, SensorModel, SensorParams, check_noise, read_common
+from sensors.base import Jacobians, SensorParams
 from sensors.gyroscope import KIND, SPAN, UNITS
-from sensors.mounting import Mount, read_mount
+from sensors.mounting import LinkSensor, Mount
 
 
-class LinkGyroscope(SensorModel):
+class LinkGyroscope(LinkSensor):
     """3-axis gyroscope mounted on a link (module docstring)."""
 
+    KIND, UNITS, SPAN = KIND, UNITS, SPAN
     dimension = 3
     variables = ("q", "v")
 
     def __init__(self, params: SensorParams, model: SpatialModel, mount: Mount) -> None:
-        self.params, self.mount = params, mount
-        self.motion = FrameMotion(model, mount.body, mount.rot, mount.pos)
+        super().__init__(params, model, mount)
         self._still = np.zeros(model.dof)
-
-    @classmethod
-    def from_config(cls, section: Section, name: str, model: SpatialModel) -> LinkGyroscope:
-        """Keys: the mounting's (sensors.mounting) and the keys every sensor has (sensors.base.read_common)."""
-        mount = read_mount(section, model)
-        params = read_common(section, KIND, name, UNITS, SPAN)
-        check_noise(section, params)
-        return cls(params, model, mount)
 
     def measurement(self, q: np.ndarray, qd: np.ndarray, jac: bool = True) -> tuple[np.ndarray, Jacobians | None]:
         """h = ω in the sensor frame [rad/s]; Jacobians wrt (q, q̇), 3 x n each."""

@@ -14,8 +14,9 @@ import numpy as np
 
 from estimator.errors import shown
 from estimator.section import Section
-from estimator.spatial.frame_motion import mounted_pose
+from estimator.spatial.frame_motion import FrameMotion, mounted_pose
 from estimator.spatial.model import SpatialModel
+from sensors.base import SensorModel, SensorParams, check_noise, read_common
 
 PLANAR_KEYS = ("body", "bodies", "point", "position", "angle", "axis")
 
@@ -57,3 +58,24 @@ def read_mount(section: Section, model: SpatialModel) -> Mount:
     if body < 0:
         raise section.error(key, f"{shown(name)} is on the fixed base {model.base}: it does not move")
     return Mount(body, rot, pos)
+
+
+class LinkSensor(SensorModel):
+    """A sensor mounted on a link (the link IMUs): its ``params``, ``mount`` and the mounted frame's
+    ``motion``; a kind sets ``KIND``, ``UNITS`` and ``SPAN`` (sensors.base.read_common) and its measurement."""
+
+    KIND: str
+    UNITS: str
+    SPAN: float
+
+    def __init__(self, params: SensorParams, model: SpatialModel, mount: Mount) -> None:
+        self.params, self.mount = params, mount
+        self.motion = FrameMotion(model, mount.body, mount.rot, mount.pos)
+
+    @classmethod
+    def from_config(cls, section: Section, name: str, model: SpatialModel) -> LinkSensor:
+        """Keys: the mounting's (``read_mount``) and the keys every sensor has (sensors.base.read_common)."""
+        mount = read_mount(section, model)
+        params = read_common(section, cls.KIND, name, cls.UNITS, cls.SPAN)
+        check_noise(section, params)
+        return cls(params, model, mount)
