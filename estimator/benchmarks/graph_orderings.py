@@ -4,9 +4,9 @@ recursion (RNEA for inverse, ABA for forward dynamics) in the same run.
 
 Two times per ordering: ``eliminate_us``, QR elimination and back-substitution of a graph already
 built in an ordering already computed (a robot's structure is fixed), which is what the orderings
-change; ``solve_us``, the whole call from (q, q̇, …): the graph's construction in Python and the
-ordering (computed for COLAMD and METIS) included. Each is
-the least over repeats of the mean over ``calls`` calls (benchmarks.spatial.per_call).
+change; ``solve_us``, the whole call from (q, q̇, …): the graph's construction in Python, the
+ordering (computed for COLAMD and METIS) and the refinement step (estimator.spatial_graph.solve)
+included. Each is the least over repeats of the mean over ``calls`` calls (benchmarks.spatial.per_call).
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from estimator.benchmarks.spatial import per_call
 from estimator.spatial.dynamics import forward_dynamics, inverse_dynamics, workspace
 from estimator.spatial.model import load_spatial
 from estimator.spatial_graph.orderings import ORDERINGS, edge_count, ordering
-from estimator.spatial_graph.problems import eliminate, hybrid_dynamics, hybrid_graph
+from estimator.spatial_graph.problems import hybrid_dynamics, hybrid_graph
+from estimator.spatial_graph.solve import eliminate
 
 ROBOT = "puma560"
 PROBLEMS = ("inverse", "forward")

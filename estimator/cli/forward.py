@@ -6,9 +6,11 @@ forces (gravity, damping and friction act). A closed chain (the sidecar's ``loop
 the sidecar's ``initial`` with the ``--initial`` joints held, its ``--velocity`` joints' rates given
 (the others from Φq q̇ = 0), and integrated by Runge-Kutta of order 6 on the KKT accelerations with the
 M-orthogonal projection onto the loops each step (estimator.spatial.closed_dynamics); a chain the loops
-leave no mobility is refused. ``--method fg-dc`` or ``fg-ic`` on a URDF tree takes each RK4 stage's q̈
-from the forward-dynamics graph (estimator.spatial_graph) eliminated in ``--ordering``: a tree's joint
-angles are independent coordinates, so the two are the same graph."""
+leave no mobility is refused. ``--method fg-dc`` or ``fg-ic`` on a URDF takes each RK4 stage's q̈ from
+the forward-dynamics graph (estimator.spatial_graph) eliminated in ``--ordering``: the graph's unknowns
+are the same in both (a tree's joint angles are independent coordinates; a closed chain's graph has
+every joint's q̈ and the loop joints, and its state is projected onto the loops each step as on the KKT
+path, with the planar factor on the ``--planar-loops``); ``--explain`` prints the ordering's Bayes net."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import numpy as np
 from estimator.argument_types import assignments, non_negative_float, positive_float, positive_int, vector2
 from estimator.assembly import assembled, coordinate_indices
 from estimator.cli.arguments import load
+from estimator.cli.spatial_graph_options import add_spatial_graph_options, checked_planar_loops, explain
 from estimator.constraints import constraint_values
 from estimator.dynamics.forward import METHODS, ForwardOptions, simulate
 from estimator.dynamics.integrators import TABLEAUS
@@ -30,13 +33,13 @@ from estimator.forces import kinetic_energy, potential_energy
 from estimator.graph_dynamics.forward import FgOptions, simulate_fg
 from estimator.kinematics import solve_velocity_problem
 from estimator.smoother import FACTORIZATIONS, SmootherOptions
-from estimator.spatial import closed_dynamics
+from estimator.spatial import assembly, closed_dynamics
 from estimator.spatial import energy as spatial_energy
 from estimator.spatial.loops import loop_terms
 from estimator.spatial.model import is_urdf, joint_values, load_spatial
 from estimator.spatial.simulate import simulate as simulate_spatial
 from estimator.spatial_graph.orderings import ORDERINGS as GRAPH_ORDERINGS
-from estimator.spatial_graph.trajectory import forward_accelerations
+from estimator.spatial_graph.trajectory import forward_accelerations, hybrid_trajectory
 from estimator.timeseries import write_csv
 
 
@@ -65,7 +68,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--relinearize-threshold", type=non_negative_float, default=1e-3,
                         help="fg-*: iSAM2 relinearizes a variable whose update exceeds this (default 1e-3)")
     parser.add_argument("--ordering", choices=GRAPH_ORDERINGS,
-                        help="fg-* on a URDF tree: elimination order of the forward-dynamics graph (default COLAMD)")
+                        help="fg-* on a URDF: elimination order of the forward-dynamics graph (default COLAMD; "
+                             "RNEA, CRBA and ABA on trees only)")
     parser.add_argument("--integrator", choices=tuple(TABLEAUS), default="rk4",
                         help="explicit Runge-Kutta for lagrange and rmatrix (ali3 is always trapezoidal)")
     parser.add_argument("--gravity", type=vector2, metavar="GX,GY", help="override the file's gravity [m/s²]")
@@ -74,6 +78,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--velocity", type=assignments, default={}, metavar="NAME=VALUE,...",
                         help="initial velocities of independent coordinates (others follow from Φq q̇ = 0)")
     parser.add_argument("--out", required=True, help="output CSV")
+    add_spatial_graph_options(parser, "--method fg-dc or fg-ic on a URDF")
     parser.set_defaults(run=run)
 
 
@@ -81,7 +86,8 @@ def run(args: argparse.Namespace) -> int:
     if is_urdf(args.mechanism):
         return run_urdf(args)
     if args.ordering is not None:
-        raise MbstateError("--ordering: for a URDF tree with --method fg-dc or fg-ic")
+        raise MbstateError("--ordering: for a URDF with --method fg-dc or fg-ic")
+    checked_planar_loops(args, None, False)
     mech = load(args.mechanism, args.gravity)
     q0 = assembled(mech, args.initial)
     qd0 = np.zeros(mech.n)
@@ -127,8 +133,8 @@ def step_count(args: argparse.Namespace) -> int:
 
 
 def run_urdf(args: argparse.Namespace) -> int:
-    """Free motion of a URDF open chain by RK4 on ABA or on the forward-dynamics graph, of a closed
-    chain on the KKT accelerations."""
+    """Free motion of a URDF open chain by RK4 on ABA, of a closed chain on the KKT accelerations, or of
+    either on the forward-dynamics graph."""
     graph = args.method in FG_METHODS
     for option, given in (("--method", args.method not in ("ali3", *FG_METHODS)),
                           ("--integrator", args.integrator != "rk4"), ("--gravity", args.gravity is not None)):
@@ -136,20 +142,26 @@ def run_urdf(args: argparse.Namespace) -> int:
             raise MbstateError(f"{option}: not available for a URDF file (RK4 on ABA or on the forward-dynamics "
                                "graph, or RK6 on the KKT accelerations; gravity from the sidecar)")
     model = load_spatial(args.mechanism)
-    if graph and model.loops:
-        raise MbstateError(f"--method {args.method}: for URDF trees only ({model.name} is a closed chain)")
+    planar = checked_planar_loops(args, model, graph)
     if args.ordering is not None and not graph:
-        raise MbstateError("--ordering: for a URDF tree with --method fg-dc or fg-ic")
+        raise MbstateError("--ordering: for a URDF with --method fg-dc or fg-ic")
+    order = args.ordering or "COLAMD"
     q0, qd0 = joint_values(model, args.initial, "--initial"), joint_values(model, args.velocity, "--velocity")
     steps = step_count(args)
     start = time.perf_counter()
     if model.loops:
         q0, qd0 = closed_dynamics.start_state(model, q0, [model.joint_names.index(name) for name in args.initial],
                                               qd0, [model.joint_names.index(name) for name in args.velocity])
+    if model.loops and graph:
+        q0, qd0 = assembly.project(model, q0, qd0)  # as closed_dynamics.simulate starts
+        none = np.zeros((steps + 1, 0))
+        trajectory = hybrid_trajectory(model, [], args.dt * np.arange(steps + 1), none, none, none, q0, qd0, order,
+                                       planar).trajectory
+        method = f"rk4 on the forward-dynamics graph ({order} ordering), projected on the loops"
+    elif model.loops:
         trajectory = closed_dynamics.simulate(model, q0, qd0, args.dt, steps)
         method = "rk6 on the KKT accelerations, projected on the loops"
     elif graph:
-        order = args.ordering or "COLAMD"
         trajectory = simulate_spatial(model, q0, qd0, args.dt, steps, accelerations=forward_accelerations(model, order))
         method = f"rk4 on the forward-dynamics graph ({order} ordering)"
     else:
@@ -165,4 +177,5 @@ def run_urdf(args: argparse.Namespace) -> int:
         print(f"max |Φ| = {worst:.3g} m")
     print(f"total energy {energy[0]:.6g} J -> {energy[-1]:.6g} J (gravity; damping and friction dissipate)")
     print(f"written: {args.out}")
+    explain(args, model, trajectory, [], order, planar)
     return 0

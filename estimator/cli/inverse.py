@@ -6,8 +6,11 @@ closed chain (the sidecar's ``loops``) is driven on as many joints as it has deg
 (estimator.spatial.closed_dynamics.inverse); ``lambda.<k>`` are its loop rows' multipliers in the order
 ``mbstate check`` lists them (a ball row's λ is the force on its frame B's body, world axes [N]), and
 the summary gives each loop's largest reaction force and moment (closed_dynamics.loop_wrenches).
-``--method fg`` on a URDF tree solves one dynamics graph per sample (estimator.spatial_graph, QR
-elimination in ``--ordering``, which adds the tree orderings RNEA, CRBA and ABA)."""
+``--method fg`` on a URDF solves one dynamics graph per sample (estimator.spatial_graph, QR
+elimination in ``--ordering``, which adds the tree orderings RNEA, CRBA and ABA for trees). On a
+closed chain the graph has the loop joints and takes q, q̇ from the position and velocity problems;
+``--planar-loops`` names the planar loops that get the planar factor, and ``--explain`` prints the
+ordering's Bayes net (estimator.cli.spatial_graph_options)."""
 
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ import time
 import numpy as np
 
 from estimator.cli.arguments import driven
+from estimator.cli.spatial_graph_options import add_spatial_graph_options, checked_planar_loops, explain
 from estimator.drive_trajectory import DriveTrajectory, load_drive_trajectory
 from estimator.dynamics.inverse import InverseDynamicsResult, inverse_dynamics
 from estimator.errors import MbstateError
@@ -48,6 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--method", choices=METHODS, default="classical",
                         help="classical (per time point) or fg (factor graph, batch; default: classical)")
     add_graph_options(parser)
+    add_spatial_graph_options(parser, "--method fg on a URDF")
     parser.set_defaults(run=run)
 
 
@@ -55,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
     """Load, solve, write and print a short summary."""
     if is_urdf(args.mechanism):
         return run_urdf(args)
+    checked_planar_loops(args, None, args.method == "fg")
     mech, drives, samples = load_drives(args)
     if args.method == "fg":
         result = fg_inverse_dynamics(mech, drives, samples.t, *samples.derivatives(), graph_options(args))
@@ -68,11 +74,9 @@ def run_urdf(args: argparse.Namespace) -> int:
     """Inverse dynamics of a URDF open chain along the trajectory of all its joints."""
     model = load_spatial(args.mechanism)
     drives = [name.strip() for name in args.drive.split(",")]
+    planar = checked_planar_loops(args, model, args.method == "fg")
     if model.loops:
-        if args.method != "classical":
-            raise MbstateError(f"--method {args.method}: for planar mechanism files and URDF trees only (a URDF "
-                               "closed chain: classical)")
-        return run_closed(args, model, drives)
+        return run_closed(args, model, drives, planar)
     order = joint_order(model, drives, "--drive")
     samples = load_drive_trajectory(args.trajectory, len(drives))
     pos, vel, acc = (values[:, order] for values in samples.derivatives())
@@ -84,17 +88,25 @@ def run_urdf(args: argparse.Namespace) -> int:
         trajectory, detail = inverse_trajectory(model, samples.t, pos, vel, acc), "(spatial RNEA)"
     report(args.out, InverseDynamicsResult(trajectory, (time.perf_counter() - start) / len(samples.t)), samples,
            detail)
+    explain(args, model, trajectory, range(model.dof), args.ordering, [])
     return 0
 
 
-def run_closed(args: argparse.Namespace, model: SpatialModel, drives: list[str]) -> int:
-    """Inverse dynamics of a URDF closed chain along the trajectory of its driven joints."""
+def run_closed(args: argparse.Namespace, model: SpatialModel, drives: list[str], planar: list[str]) -> int:
+    """Inverse dynamics of a URDF closed chain along the trajectory of its driven joints, classical or by
+    the dynamics graph with the ``planar`` loops' planar factors."""
     unknown = [name for name in drives if name not in model.joint_names]
     if unknown or len(set(drives)) != len(drives):
         raise MbstateError(f"--drive: {'unknown joint ' + ', '.join(unknown) if unknown else 'repeated names'} "
                            f"(movable joints of {model.name}: {', '.join(model.joint_names)})")
     samples = load_drive_trajectory(args.trajectory, len(drives))
     driven = [model.joint_names.index(name) for name in drives]
+    if args.method == "fg":
+        result = graph_trajectory.closed_inverse_trajectory(model, driven, samples.t, *samples.derivatives(),
+                                                            args.ordering, planar)
+        report(args.out, result, samples, f"(spatial closed-chain dynamics graph, {args.ordering} ordering)")
+        explain(args, model, result.trajectory, driven, args.ordering, planar)
+        return 0
     result = closed_dynamics.inverse(model, driven, samples.t, *samples.derivatives())
     report(args.out, result, samples, "(spatial closed chain: assembly, RNEA and least squares)")
     trajectory = result.trajectory

@@ -44,8 +44,9 @@ class BodyTerms:
 
 @dataclass(frozen=True)
 class LoopJointTerms:
-    """A loop joint's constants: to_child (6, 6) Ad_{C_{B,b}} and to_parent Ad_{C_{B,a}} (zero for the
-    fixed base), free (6, k) its free directions in B's axes."""
+    """A loop joint's constants: to_child (6, 6) Ad_{C_{B,b}} and to_parent Ad_{C_{B,a}} (B's axes at
+    A's origin, which B's coincides with on an assembled chain; unused for the fixed base), free (6, k)
+    its free directions in B's axes."""
     to_child: np.ndarray
     to_parent: np.ndarray
     free: np.ndarray

@@ -62,17 +62,27 @@ def ordering(name: str, graph: gtsam.GaussianFactorGraph, n: int, closed: bool =
     return out
 
 
-def edge_count(bayes_net: gtsam.GaussianBayesNet) -> int:
-    """The Bayes net's edges: the parents summed over its conditionals, a parent counted when its
-    block is not zero. GTSAM keeps the separator of a factor that elimination leaves with no rows
-    (an empty factor), whose keys then ride into later conditionals with exactly zero blocks: no
-    dependence, no edge (with them the RNEA ordering of a 3R chain would count 14, not 10)."""
+Structure = tuple[tuple[int, tuple[int, ...]], ...]  # per conditional: its frontal key and its parents' keys
+
+
+def structure(bayes_net: gtsam.GaussianBayesNet) -> Structure:
+    """Each conditional's frontal key and the parents it depends on: a parent when its block is not
+    zero. GTSAM keeps the separator of a factor that elimination leaves with no rows (an empty
+    factor), whose keys then ride into later conditionals with exactly zero blocks: no dependence
+    (with them the RNEA ordering of a 3R chain would count 14 edges, not 10)."""
     conditionals = [bayes_net.at(i) for i in range(bayes_net.size())]
     size = {c.firstFrontalKey(): c.R().shape[1] for c in conditionals}
-    edges = 0
+    out = []
     for c in conditionals:
-        parents, start = c.S(), 0
+        parents, start, linked = c.S(), 0, []
         for key in list(c.keys())[1:]:
-            edges += bool(np.any(parents[:, start:start + size[key]]))
+            if np.any(parents[:, start:start + size[key]]):
+                linked.append(key)
             start += size[key]
-    return edges
+        out.append((c.firstFrontalKey(), tuple(linked)))
+    return tuple(out)
+
+
+def edge_count(bayes_net: gtsam.GaussianBayesNet) -> int:
+    """The Bayes net's edges: the parents summed over its conditionals (``structure``)."""
+    return sum(len(parents) for _, parents in structure(bayes_net))

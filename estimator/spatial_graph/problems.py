@@ -1,6 +1,6 @@
 """Inverse, forward and hybrid dynamics of a URDF tree or closed chain, each as one linear graph (Xie
 and Dellaert §IV–VII), eliminated by QR in a chosen ordering into a Bayes net and solved by
-back-substitution.
+back-substitution with one step of refinement (estimator.spatial_graph.solve).
 
 Hybrid dynamics (§VI) gives in one graph what Featherstone's three steps give (inverse dynamics
 with zero free accelerations, forward dynamics of the free joints, inverse dynamics): each joint
@@ -24,28 +24,25 @@ from estimator.errors import MbstateError
 from estimator.factors import keys
 from estimator.spatial.model import SpatialModel
 from estimator.spatial_graph.graph import JointInputs, dynamics_graph, solve_twists
-from estimator.spatial_graph.orderings import edge_count, ordering
+from estimator.spatial_graph.orderings import Structure, ordering, structure
+from estimator.spatial_graph.solve import solve
 from estimator.spatial_graph.terms import graph_terms
 
 
 @dataclass(frozen=True)
 class GraphSolution:
     """q̈ and τ (n,) of every joint, the body accelerations V̇ and joint wrenches F (n, 6) in body
-    frames, and the Bayes net's edge count (orderings.edge_count)."""
+    frames, and the Bayes net's conditionals (orderings.structure)."""
     qdd: np.ndarray
     tau: np.ndarray
     accel: np.ndarray
     wrench: np.ndarray
-    edges: int
+    structure: Structure
 
-
-def eliminate(graph: gtsam.GaussianFactorGraph, order: gtsam.Ordering) -> gtsam.GaussianBayesNet:
-    """The Bayes net of QR elimination; MbstateError with one line when GTSAM refuses."""
-    try:
-        return graph.eliminateSequential(order, gtsam.EliminateQR)
-    except RuntimeError as exc:
-        reason = next((line.strip() for line in str(exc).splitlines() if line.strip()), "solver failure")
-        raise MbstateError(f"factor graph: {reason}") from None
+    @property
+    def edges(self) -> int:
+        """The Bayes net's edges: the parents summed over its conditionals."""
+        return sum(len(parents) for _, parents in self.structure)
 
 
 def hybrid_graph(model: SpatialModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray,
@@ -71,7 +68,8 @@ def check_rank(model: SpatialModel, graph: gtsam.GaussianFactorGraph) -> None:
     deficit = jacobian.shape[1] - np.linalg.matrix_rank(jacobian)
     if deficit:
         raise MbstateError(f"{model.name}: the dynamics graph is rank-deficient by {deficit} (an over-constrained "
-                           "loop leaves components of its wrench undetermined: a planar loop needs the planar factor)")
+                           "loop leaves components of its wrench undetermined: a planar loop needs the planar factor, "
+                           f"--planar-loops {','.join(loop.name for loop in model.loops)} on the command line)")
 
 
 def hybrid_dynamics(model: SpatialModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray,
@@ -86,17 +84,18 @@ def hybrid_dynamics(model: SpatialModel, q: np.ndarray, qd: np.ndarray, qdd: np.
     given = ~known if tau_known is None else np.asarray(tau_known, bool).reshape(model.dof)
     qdd, tau = (np.asarray(x, float).reshape(model.dof) for x in (qdd, tau))
     graph = hybrid_graph(model, q, qd, qdd, tau, known, wrench, friction, planar, given, minimum_torque)
+    sequence = ordering(order, graph, model.dof, bool(model.loops))
     if model.loops:
         check_rank(model, graph)
-    bayes_net = eliminate(graph, ordering(order, graph, model.dof, bool(model.loops)))
-    values = bayes_net.optimize()
+    solved = solve(graph, sequence)
+    values = solved.values
     n = model.dof
     solved_qdd = [qdd[i] if known[i] else values.at(keys.JOINT_ACCEL(i))[0] for i in range(n)]
     solved_tau = [tau[i] if given[i] else values.at(keys.JOINT_TORQUE(i))[0] for i in range(n)]
     return GraphSolution(qdd=np.array(solved_qdd), tau=np.array(solved_tau),
                          accel=np.array([values.at(keys.BODY_ACCEL(i)) for i in range(n)]),
                          wrench=np.array([values.at(keys.JOINT_WRENCH(i)) for i in range(n)]),
-                         edges=edge_count(bayes_net))
+                         structure=structure(solved.bayes_net))
 
 
 def inverse_dynamics(model: SpatialModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, order: str = "COLAMD",

@@ -35,12 +35,14 @@ def passive_force(model: SpatialModel, i: int, qd: float) -> float:
 
 
 def loop_terms(model: SpatialModel, kin: BodyKinematics) -> tuple[list[LoopJointTerms], list[tuple[int, int]]]:
-    """Each loop joint's constants and bodies (b, a) at the poses of ``kin``."""
+    """Each loop joint's constants and bodies (b, a) at the poses of ``kin``. Body a sees the loop
+    joint at A's origin in B's axes, as the loop closure Φ = r_A − r_B (estimator.spatial.loops) has
+    it: an assembled state's |Φ| of 1e-13 m would otherwise be a lever arm of F_L on body a."""
     terms, ends = [], []
     for loop in model.loops:
         a, b = (model.frame(name) for name in loop.frames)
-        parent = (kin.rot[a.body], kin.pos[a.body]) if a.body >= 0 else (np.eye(3), np.zeros(3))
-        to_parent = lie.compose(lie.inverse(frame_pose(model, kin, b.name)), parent)
+        turn = frame_pose(model, kin, b.name)[0].T @ frame_pose(model, kin, a.name)[0]
+        to_parent = lie.compose((turn, np.zeros(3)), lie.inverse((a.rot, a.pos)))
         terms.append(LoopJointTerms(lie.adjoint(lie.inverse((b.rot, b.pos))), lie.adjoint(to_parent), FREE[loop.type]))
         ends.append((b.body, a.body))
     return terms, ends

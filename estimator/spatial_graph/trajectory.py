@@ -1,7 +1,14 @@
 """The dynamics graphs along a trajectory, one graph per time point (q and q̇ known there): inverse
 dynamics along a prescribed motion, the forward-dynamics accelerations that an integrator steps, and
 hybrid dynamics (driven joints on their samples, the others free under zero joint force, stepped by
-RK4 with the hybrid graph's q̈ at every stage)."""
+RK4 with the hybrid graph's q̈ at every stage).
+
+A closed chain (Xie and Dellaert §VII): its inverse dynamics is the hybrid graph with the driven
+joints' accelerations given and the passive joints' forces zero, at the q and q̇ of the position and
+velocity problems (estimator.spatial.assembly); its hybrid and free motion are RK4 on the hybrid
+graph's q̈ with the state projected onto the loops after each step (assembly.project, the driven
+joints held), as estimator.spatial.closed_dynamics does on the KKT accelerations. ``planar``: the
+loops that get the planar factor."""
 
 from __future__ import annotations
 
@@ -12,7 +19,9 @@ import numpy as np
 
 from estimator.drive_trajectory import hermite_resample
 from estimator.dynamics.inverse import InverseDynamicsResult
-
+from estimator.errors import MbstateError
+from estimator.spatial import assembly
+from estimator.spatial.closed_dynamics import check_mobility
 from estimator.spatial.model import SpatialModel
 from estimator.spatial.simulate import Accelerations, driven_step
 from estimator.spatial_graph import problems
@@ -29,6 +38,37 @@ def inverse_trajectory(model: SpatialModel, t: np.ndarray, q: np.ndarray, qd: np
                       forces={name: tau[:, i] for i, name in enumerate(model.joint_names)})
 
 
+def closed_inverse_trajectory(model: SpatialModel, driven: Sequence[int], t: np.ndarray, pos: np.ndarray,
+                              vel: np.ndarray, acc: np.ndarray, order: str,
+                              planar: Sequence[str] = ()) -> InverseDynamicsResult:
+    """The drive forces ``Q.<driven joint>`` of a closed chain along its drives' samples (N, k), and
+    every joint's q, q̇ (assembled from the model's ``initial``, then from the last sample) and q̈."""
+    check_ordering(order)
+    count, n, driven = len(t), model.dof, list(driven)
+    known = np.zeros(n, bool)
+    known[driven] = True
+    q, qd, qdd, tau = (np.zeros((count, n)) for _ in range(4))
+    guess = np.array(model.initial, dtype=float)
+    started = time.perf_counter()
+    for i in range(count):
+        guess[driven] = pos[i]
+        try:
+            q[i] = guess = assembly.assemble(model, guess, driven)
+        except MbstateError as exc:
+            raise MbstateError(f"at t = {t[i]:g} s: {exc}") from None
+        if i == 0 and check_mobility(model, q[0]) != len(driven):
+            raise MbstateError(f"{model.name} has {check_mobility(model, q[0])} degrees of freedom but "
+                               f"{len(driven)} driven joints were given")
+        qd[i] = assembly.velocities(model, q[i], vel[i], driven)
+        given = np.zeros(n)
+        given[driven] = acc[i]
+        solution = problems.hybrid_dynamics(model, q[i], qd[i], given, np.zeros(n), known, order, planar=planar)
+        qdd[i], tau[i] = solution.qdd, solution.tau
+    trajectory = Trajectory(np.asarray(t, float), model.joint_names, q, qd, qdd,
+                            forces={model.joint_names[j]: tau[:, j] for j in driven})
+    return InverseDynamicsResult(trajectory, (time.perf_counter() - started) / max(count, 1))
+
+
 def forward_accelerations(model: SpatialModel, order: str) -> Accelerations:
     """q̈(q, q̇, Q) by the forward-dynamics graph eliminated in ``order`` (checked now)."""
     check_ordering(order)
@@ -40,9 +80,11 @@ def forward_accelerations(model: SpatialModel, order: str) -> Accelerations:
 
 
 def hybrid_trajectory(model: SpatialModel, driven: Sequence[int], t: np.ndarray, pos: np.ndarray, vel: np.ndarray,
-                      acc: np.ndarray, q0: np.ndarray, qd0: np.ndarray, order: str) -> InverseDynamicsResult:
+                      acc: np.ndarray, q0: np.ndarray, qd0: np.ndarray, order: str,
+                      planar: Sequence[str] = ()) -> InverseDynamicsResult:
     """The hybrid motion on the samples' times ``t`` from (``q0``, ``qd0``) with the ``driven`` joints
-    on their samples ``pos``, ``vel``, ``acc`` (N, k); forces ``Q.<driven joint>``."""
+    on their samples ``pos``, ``vel``, ``acc`` (N, k); forces ``Q.<driven joint>``. A closed chain's
+    (q0, q̇0) are assembled; no driven joints: its free motion."""
     check_ordering(order)
     count, n, driven = len(t), model.dof, list(driven)
     known, free_force = np.zeros(n, bool), np.zeros(n)
@@ -51,7 +93,7 @@ def hybrid_trajectory(model: SpatialModel, driven: Sequence[int], t: np.ndarray,
     def solve(x: np.ndarray, v: np.ndarray, a_driven: np.ndarray) -> problems.GraphSolution:
         qdd = np.zeros(n)
         qdd[driven] = a_driven
-        return problems.hybrid_dynamics(model, x, v, qdd, free_force, known, order)
+        return problems.hybrid_dynamics(model, x, v, qdd, free_force, known, order, planar=planar)
 
     q, qd, qdd, tau = (np.zeros((count, n)) for _ in range(4))
     q[0], qd[0] = q0, qd0
@@ -67,6 +109,8 @@ def hybrid_trajectory(model: SpatialModel, driven: Sequence[int], t: np.ndarray,
         step = driven_step(lambda x, v, a: solve(x, v, a).qdd, q[i], qd[i], qdd[i], h, middle, acc[i + 1])
         q[i + 1], qd[i + 1] = step
         q[i + 1, driven], qd[i + 1, driven] = pos[i + 1], vel[i + 1]
+        if model.loops:
+            q[i + 1], qd[i + 1] = assembly.project(model, q[i + 1], qd[i + 1], driven)
     trajectory = Trajectory(np.asarray(t, float), model.joint_names, q, qd, qdd,
                             forces={model.joint_names[j]: tau[:, j] for j in driven})
     return InverseDynamicsResult(trajectory, (time.perf_counter() - started) / max(count, 1))

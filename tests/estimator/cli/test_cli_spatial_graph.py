@@ -1,7 +1,8 @@
 """``inverse --method fg``, ``forward --method fg-dc|fg-ic`` and ``hybrid`` on URDF trees by the spatial
 dynamics graphs (issue 40): each CSV row against the classical recursions at that row's state
 (‖Δ‖∞ ≤ 1e-10 · max(1, ‖ref‖∞)), ``--ordering`` with the tree orderings, and one line with exit
-code 2 for a bad ordering."""
+code 2 for a bad ordering or a planar loop without its planar factor (closed chains:
+test_cli_spatial_graph_loops.py)."""
 
 import numpy as np
 import pytest
@@ -81,9 +82,9 @@ def test_hybrid_on_a_tree_drives_some_joints_and_leaves_the_others_free(tmp_path
 
 @pytest.mark.parametrize("args, problem", [
     (["forward", str(UR5), "--t-end", "1", "--dt", "0.01", "--ordering", "RNEA", "--out", "o.csv"],
-     "--ordering: for a URDF tree with --method fg-dc or fg-ic"),
+     "--ordering: for a URDF with --method fg-dc or fg-ic"),
     (["forward", str(MECHANISMS / "urdf" / "five_bar_3d.urdf"), "--t-end", "1", "--dt", "0.01", "--method", "fg-dc",
-      "--out", "o.csv"], "--method fg-dc: for URDF trees only"),
+      "--out", "o.csv"], "five_bar_3d: the dynamics graph is rank-deficient by 3"),
 ])
 def test_bad_orderings_and_closed_chains_are_one_line(capsys, args, problem) -> None:
     assert main(args) == 2

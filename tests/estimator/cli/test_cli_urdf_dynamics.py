@@ -62,9 +62,7 @@ def test_inverse_rows_against_pinocchio_rnea(tmp_path, capsys) -> None:
      "--initial: 'knee' is not a movable joint of ur5"),
     (["forward", str(UR5), "--t-end", "1", "--dt", "0.01", "--method", "lagrange", "--out", "o.csv"],
      "--method: not available for a URDF file"),
-    (["inverse", str(MECHANISMS / "urdf" / "five_bar_3d.urdf"), "--trajectory", "T", "--drive", "left",
-      "--method", "fg", "--out", "o.csv"], "--method fg: for planar mechanism files and URDF trees only"),
-])
+])  # closed chains with --method fg: test_cli_spatial_graph_loops.py
 def test_what_a_urdf_cannot_take_is_one_line(capsys, args, problem) -> None:
     assert main(args) == 2
     err = capsys.readouterr()[1]

@@ -18,6 +18,7 @@ from estimator.spatial.dynamics import body_wrenches, forward_dynamics, inverse_
 from estimator.spatial.model import SpatialModel, load_spatial
 from estimator.spatial_graph import problems
 from estimator.spatial_graph.orderings import ORDERINGS, edge_count
+from estimator.spatial_graph.solve import eliminate
 
 URDF = Path(__file__).resolve().parents[3] / "configs" / "mechanisms" / "urdf"
 ARMS = ("ur5", "panda", "puma560")
@@ -128,7 +129,7 @@ def test_3r_hybrid_orderings_of_table_iii_have_equal_edge_counts(tmp_path: Path)
         order = gtsam.Ordering()
         for key in sequence:
             order.push_back(key)
-        bayes_net = problems.eliminate(graph, order)
+        bayes_net = eliminate(graph, order)
         assert edge_count(bayes_net) == 13
         values = bayes_net.optimize()
         solutions.append([values.at(torque(0))[0], values.at(accel(1))[0], values.at(accel(2))[0]])
