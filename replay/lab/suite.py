@@ -20,6 +20,7 @@ from typing import Any
 from estimator.argument_types import LONGEST_SIMULATION_S
 from estimator.errors import MbstateError
 from estimator.mechanism_file import build_mechanism
+from estimator.spatial.model import is_urdf
 from estimator.model import Mechanism
 from estimator.online.config import EstimatorConfig
 from estimator.online.startup import start_anchor
@@ -114,6 +115,9 @@ def _scenario(section: Section, name: str, base: Path) -> Scenario:
     mechanism = base / section.text("mechanism")
     if not mechanism.is_file():
         raise section.error("mechanism", f"file not found: {mechanism}")
+    if is_urdf(mechanism):
+        raise section.error("mechanism", f"{mechanism}: a URDF in a lab suite is not supported yet (the scenarios' "
+                                         "model errors edit a planar mechanism file)")
     scored = section.raw("scored")
     if not isinstance(scored, list) or not scored or not all(isinstance(s, str) for s in scored):
         raise section.error("scored", f"must be a list of coordinate names, got {scored!r}")

@@ -4,6 +4,7 @@ a two-worker Dask LocalCluster through the report."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -67,6 +68,9 @@ def test_suite_errors_name_the_key(tmp_path: Path) -> None:
         load_suite(bad)
     bad.write_text(text.replace("duration: 1.0", "duration: 1.0e+9"))
     with pytest.raises(MbstateError, match="duration: must be at most 600"):
+        load_suite(bad)
+    bad.write_text(re.sub(r"mechanism: \S+", f"mechanism: {REPO / 'configs/mechanisms/urdf/ur5.urdf'}", text))
+    with pytest.raises(MbstateError, match="mechanism: .*ur5.urdf: a URDF in a lab suite is not supported yet"):
         load_suite(bad)
 
 
