@@ -117,6 +117,9 @@ def _track(model: SpatialModel, motion: _Motion, name: str, axis: int | None) ->
 
 def loop_terms(model: SpatialModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray | None = None) -> LoopTerms:
     """Φ, Φq, Φ̇q at (q, q̇) and, with ``qdd``, Φ̈q (module docstring), rows in ``row_names`` order."""
+    if not model.loops:  # a tree: no rows, and no kinematics to compute for them
+        empty = np.zeros((0, model.dof))
+        return LoopTerms(np.zeros(0), empty, empty, None if qdd is None else empty)
     levels = 3 if qdd is not None else 2
     motion = _motion(model, np.asarray(q, float), np.asarray(qd, float),
                      np.zeros(model.dof) if qdd is None else np.asarray(qdd, float), levels)
@@ -131,8 +134,5 @@ def loop_terms(model: SpatialModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarr
             phi.append([u[0] @ w[0]])
             blocks.append(np.array([sum(c * (u[s] @ gw[level - s] + w[s] @ gu[level - s])
                                         for s, c in enumerate(_LEIBNIZ[level])) for level in range(levels)])[:, None])
-    if not blocks:
-        empty = np.zeros((0, model.dof))
-        return LoopTerms(np.zeros(0), empty, empty, None if qdd is None else empty)
     stacked = np.concatenate(blocks, axis=1)
     return LoopTerms(np.concatenate(phi), stacked[0], stacked[1], stacked[2] if qdd is not None else None)
