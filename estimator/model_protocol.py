@@ -51,8 +51,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from functools import partial, singledispatch, wraps
+from pathlib import Path
 
 import numpy as np
 

@@ -36,7 +36,7 @@ import numpy as np
 
 from estimator.demo.cases import CASES, DemoCase
 from estimator.demo.peer import Peer
-from estimator.model_protocol import Model, actuators
+from estimator.model_protocol import Model, actuators, point_coordinates
 from estimator.node.access import CurveParams, make_key_pair
 from estimator.node.config import NodeConfig, load_node_config
 from estimator.node.intake import EstimatorFactory, intake_for, online_estimator
@@ -122,7 +122,7 @@ def rmse(estimates: list[dict], truth: Truth, mech: Model, drives: list[str]) ->
         return {"q": None, "qd": None, "angle": None, "rate": None, "force": None}
     t = np.array([e["t"] for e in estimates])
     inside = (t >= truth.t[0]) & (t <= truth.t[-1])
-    points = list(getattr(mech, "point_coordinates", ()))
+    points = list(point_coordinates(mech))
     angles = [i for i in range(truth.q.shape[1]) if i not in points]
 
     def error(estimated: np.ndarray, reference: np.ndarray) -> float | None:

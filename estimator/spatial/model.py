@@ -115,13 +115,6 @@ class SpatialModel:
                 return frame
         raise KeyError(name)
 
-    def open_chain(self, where: str) -> SpatialModel:
-        """This model, refused with one line naming ``where`` when it has loops: for code that takes trees
-        only (its loops would be left open)."""
-        if self.loops:
-            raise MbstateError(f"{self.name}: a closed chain (loops in its sidecar) {where}")
-        return self
-
     def actuation(self) -> np.ndarray:
         """E (n, n_act): Q = E F maps actuator forces to joint forces."""
         out = np.zeros((self.dof, len(self.actuated)))
