@@ -2,8 +2,9 @@
 (``mbstate bench accuracy``).
 
 The matrix is configs/bench/accuracy.yaml (documented in configs/bench/README.md): each mechanism
-with each sensor set (a encoders on the joints, b encoders and gyroscopes, c an IMU only, d
-encoders, IMU and a load cell; configs/sensors/matrix/) and each motion it has. One cell:
+with each of its sensor sets (a encoders on the joints, b encoders and gyroscopes, c an IMU only, d
+encoders, IMU and a load cell; the URDF arms' enc, imu, tau and ft; configs/sensors/matrix/) and each
+motion it has. One cell:
 
 1. Ground truth at 1 ms (replay.simulation, the code of ``mbstate simulate``): ``driven`` — inverse
    dynamics along the mechanism's drive trajectory, the drive torques are the truth of the unknown

@@ -50,8 +50,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                             "end earlier)")
     group.add_argument("--mechanism", nargs="+", action="extend", metavar="NAME", help="only these mechanisms")
     group.add_argument("--set", nargs="+", action="extend", metavar="SET",
-                       help="only these sensor sets (a encoders, b encoders and gyroscopes, c IMU, d all; an arm's enc: "
-                            "joint encoders)")
+                       help="only these sensor sets (a encoders, b encoders and gyroscopes, c IMU, d all; an arm's "
+                            "enc, imu, tau, ft: joint encoders, and link IMUs, joint torque or wrist force-torque "
+                            "sensors)")
     group.add_argument("--motion", nargs="+", action="extend", choices=MOTIONS, help="only these motions")
     group.add_argument("--estimator", metavar="CONFIG.yaml",
                        help="a node configuration whose estimator settings every cell uses instead of the "
