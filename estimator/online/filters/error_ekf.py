@@ -30,6 +30,7 @@ import numpy as np
 
 from estimator.dynamics import rmatrix
 from estimator.dynamics.integrators import TABLEAUS
+from estimator.errors import MbstateError
 from estimator.kinematics import RANK_TOLERANCE
 from estimator.model import Mechanism
 from estimator.online.filters.manifold import Linearization, change_of_coordinates, corrected, linearize
@@ -97,6 +98,9 @@ class ErrorEKF:
     """The filter of the module docstring: ``start``, then per step ``predict`` and ``correct``."""
 
     def __init__(self, mech: Mechanism, acceleration_noise: float) -> None:
+        if not isinstance(mech, Mechanism):  # its manifold maps are the planar model's (filters.manifold)
+            raise MbstateError("estimator.kind: the errorEKF and the UKF take planar mechanism files; on a URDF "
+                               "use smoother or null_jerk")
         self.mech, self.acceleration_noise = mech, acceleration_noise
         self.state: Linearization | None = None
         self.covariance = np.zeros((0, 0))

@@ -1,7 +1,7 @@
 """The null-jerk Kalman filter (estimator.online.filters.null_jerk, ``estimator.kind: null_jerk``): its
-discretized noise against the integral of the white jerk, its refusal of constrained models, and the
-arms' baseline beside the smoother on the same readings (the smoother knows the dynamics, the filter
-does not)."""
+discretized noise against the integral of the white jerk, its refusal of constrained models (and the
+planar filters' refusal of a URDF), and the arms' baseline beside the smoother on the same readings
+(the smoother knows the dynamics, the filter does not)."""
 
 from __future__ import annotations
 
@@ -77,6 +77,17 @@ def test_the_smoother_beats_the_null_jerk_filter_on_a_falling_arm() -> None:
     quantum = 2 * np.pi / 16384
     assert smoother[0] < quantum / 5 and baseline[0] < 2 * quantum
     assert baseline[1] > 5 * smoother[1] and baseline[2] > 20 * smoother[2]
+
+
+def test_the_planar_filters_refuse_a_urdf_in_one_line() -> None:
+    from estimator.node.config import load_node_config
+    from estimator.node.intake import online_estimator
+
+    config = load_node_config(REPO / "configs" / "estimator" / "ur5.yaml")
+    for kind in ("error_ekf", "ukf"):
+        with pytest.raises(MbstateError, match="errorEKF and the UKF take planar mechanism files"):
+            online_estimator(dataclasses.replace(config, estimator=dataclasses.replace(config.estimator, kind=kind)),
+                             lambda: 0.0)
 
 
 def test_the_kind_runs_in_the_node_configuration() -> None:
