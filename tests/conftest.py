@@ -99,6 +99,18 @@ def context():
     context.destroy()
 
 
+def csv_columns(path: str | Path, prefix: str, names) -> np.ndarray:
+    """The columns ``<prefix>.<name>`` of a CSV time series (rows, names), in the order of ``names``."""
+    with open(path, encoding="utf-8") as stream:
+        header = stream.readline().strip().split(",")
+    return np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)[:, [header.index(f"{prefix}.{name}") for name in names]]
+
+
+def deviation(got: np.ndarray, ref: np.ndarray) -> float:
+    """‖Δ‖∞ / max(1, ‖ref‖∞): the spatial issues' agreement measure."""
+    return float(np.max(np.abs(got - ref)) / max(1.0, np.max(np.abs(ref))))
+
+
 def read_csv(path: str | Path) -> Trajectory:
     """A trajectory from a CSV written by estimator.timeseries.write_csv (or by hand with the same
     header convention)."""

@@ -6,20 +6,13 @@ import json
 import shutil
 
 import numpy as np
-from conftest import MECHANISMS
+from conftest import MECHANISMS, csv_columns
 
 from estimator.cli import main
 from estimator.spatial.loops import loop_terms
 from estimator.spatial.model import load_spatial
 
 URDF = MECHANISMS / "urdf"
-
-
-def columns(path, prefix: str, names) -> np.ndarray:
-    with open(path) as stream:
-        header = stream.readline().strip().split(",")
-    data = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
-    return data[:, [header.index(f"{prefix}.{name}") for name in names]]
 
 
 def test_check_reports_rank_mobility_and_independent_joints(capsys) -> None:
@@ -66,7 +59,7 @@ def test_forward_keeps_the_loop_closed(tmp_path, capsys) -> None:
                  "--out", str(out)])
     assert code == 0 and "max |Φ| = " in capsys.readouterr()[0]
     model = load_spatial(URDF / "rssr.urdf")
-    q, qd = columns(out, "q", model.joint_names), columns(out, "qd", model.joint_names)
+    q, qd = csv_columns(out, "q", model.joint_names), csv_columns(out, "qd", model.joint_names)
     assert abs(qd[0, model.joint_names.index("crank")] - 3.0) <= 1e-9  # the start, projected
     assert max(np.max(np.abs(loop_terms(model, x, v).phi)) for x, v in zip(q, qd)) <= 1e-12
 
@@ -83,7 +76,7 @@ def test_inverse_of_the_delta_with_reactions(tmp_path, capsys) -> None:
                  "--out", str(out)])
     text = capsys.readouterr()[0]
     assert code == 0 and "lambda columns: 0: ball_0m.x" in text and "loop ball_2m: reaction up to" in text
-    assert columns(out, "Q", drives).shape == (len(t), 9) and columns(out, "lambda", range(15)).shape == (len(t), 15)
+    assert csv_columns(out, "Q", drives).shape == (len(t), 9) and csv_columns(out, "lambda", range(15)).shape == (len(t), 15)
     np.savetxt(trajectory, np.column_stack((t, np.zeros((len(t), 3)))))
     code = main(["inverse", str(URDF / "delta.urdf"), "--trajectory", str(trajectory), "--drive", "arm0,arm1,arm2",
                  "--out", str(out)])
@@ -108,4 +101,4 @@ def test_hybrid_runs_on_a_closed_chain(tmp_path, capsys) -> None:
     code = main(["hybrid", str(URDF / "rssr.urdf"), "--trajectory", str(trajectory), "--drive", "crank",
                  "--out", str(out)])
     assert code == 0 and "Q.crank" in capsys.readouterr()[0]
-    np.testing.assert_allclose(columns(out, "q", ["crank"])[:, 0], 0.5 * t ** 2, atol=1e-12)
+    np.testing.assert_allclose(csv_columns(out, "q", ["crank"])[:, 0], 0.5 * t ** 2, atol=1e-12)

@@ -5,7 +5,7 @@ the angles within a fifth of a count of the exported truth."""
 from __future__ import annotations
 
 import numpy as np
-from conftest import MECHANISMS, REPO
+from conftest import MECHANISMS, REPO, csv_columns, read_csv
 
 from estimator.cli import main
 
@@ -17,10 +17,7 @@ QUANTUM = 2 * np.pi / 4096
 
 def columns(path, prefix: str, names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
     """(t, the ``prefix`` columns of ``names``) of a CSV."""
-    with open(path) as stream:
-        header = stream.readline().strip().split(",")
-    data = np.loadtxt(path, delimiter=",", skiprows=1)
-    return data[:, 0], data[:, [header.index(f"{prefix}.{name}") for name in names]]
+    return read_csv(path).t, csv_columns(path, prefix, names)
 
 
 def test_a_simulated_urdf_log_replays_through_the_estimator(tmp_path, capsys) -> None:

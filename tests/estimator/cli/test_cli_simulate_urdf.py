@@ -10,7 +10,7 @@ import shutil
 
 import numpy as np
 import pytest
-from conftest import MECHANISMS, REPO
+from conftest import MECHANISMS, REPO, csv_columns
 
 from estimator.cli import main
 from estimator.drive_trajectory import hermite_resample, load_drive_trajectory
@@ -35,10 +35,7 @@ HALF_COUNT = np.pi / 4096  # the encoders' 4096 counts per revolution, no noise:
 def truth_csv(log, out, names: tuple[str, ...]) -> tuple[np.ndarray, ...]:
     """q, q̇, q̈ and Q (rows, joints) of the log's truth, by ``mbstate log export``."""
     assert main(["log", "export", str(log), "--records", "truth", "--out", str(out)]) == 0
-    with open(out) as stream:
-        header = stream.readline().strip().split(",")
-    data = np.loadtxt(out, delimiter=",", skiprows=1)
-    return tuple(data[:, [header.index(f"{prefix}.{name}") for name in names]] for prefix in ("q", "qd", "qdd", "Q"))
+    return tuple(csv_columns(out, prefix, names) for prefix in ("q", "qd", "qdd", "Q"))
 
 
 def test_forward_truth_and_encoder_readings(tmp_path, capsys) -> None:
@@ -105,12 +102,6 @@ def test_what_a_urdf_sensor_file_cannot_hold_is_one_line(tmp_path, capsys, senso
     assert out == "" and problem in err and len(err.strip().splitlines()) == 1
 
 
-def truth_columns(path, prefix: str, names) -> np.ndarray:
-    with open(path) as stream:
-        header = stream.readline().strip().split(",")
-    return np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)[:, [header.index(f"{prefix}.{name}") for name in names]]
-
-
 def test_a_closed_chains_forward_truth_is_its_kkt_motion(tmp_path, capsys) -> None:
     """The RSSR (a closed chain) with an encoder on its crank: the exported truth is
     closed_dynamics.simulate's run from the same start (the CSV's 17 digits), λ in ``lambda.<k>``, the
@@ -131,8 +122,8 @@ def test_a_closed_chains_forward_truth_is_its_kkt_motion(tmp_path, capsys) -> No
     direct = closed_dynamics.simulate(model, q0, qd0, TRUTH_STEP, 200, tau=model.actuation() @ [0.1])
     for prefix, ref in (("q", direct.q), ("qd", direct.qd), ("lambda", direct.lam)):
         names = model.joint_names if prefix != "lambda" else range(3)
-        np.testing.assert_allclose(truth_columns(csv, prefix, names), ref[::4], rtol=1e-15, atol=1e-15)
-    assert np.all(truth_columns(csv, "Q", ["crank"]) == 0.1)
+        np.testing.assert_allclose(csv_columns(csv, prefix, names), ref[::4], rtol=1e-15, atol=1e-15)
+    assert np.all(csv_columns(csv, "Q", ["crank"]) == 0.1)
     assert max(np.max(np.abs(loop_terms(model, q, qd).phi)) for q, qd in zip(direct.q, direct.qd)) <= 1e-12
     readings = np.array([r["value"] for r in recorded.readings])
     assert len(readings) == 51 and np.max(np.abs(readings - direct.q[::4, crank])) <= HALF_COUNT + 1e-12
@@ -155,13 +146,13 @@ def test_a_closed_chains_driven_truth_carries_motor_torques_and_reactions(tmp_pa
     times = samples.t[0] + 1e-3 * np.arange(101)
     planar = planar_inverse(load_mechanism(MECHANISMS / "five_bar.yaml"), ["left", "right"], times,
                             *hermite_resample(samples.t, *samples.derivatives(), times)).trajectory
-    torques = truth_columns(csv, "Q", ["left", "right"])
+    torques = csv_columns(csv, "Q", ["left", "right"])
     reference = np.column_stack([planar.forces["left"], planar.forces["right"]])
     assert np.max(np.abs(torques - reference)) <= 1e-9 * max(1.0, np.max(np.abs(reference)))
     driven = [model.joint_names.index("left"), model.joint_names.index("right")]
     direct = closed_dynamics.inverse(model, driven, times, *hermite_resample(samples.t, *samples.derivatives(),
                                                                              times)).trajectory
-    np.testing.assert_allclose(truth_columns(csv, "lambda", range(5)), direct.lam, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(csv_columns(csv, "lambda", range(5)), direct.lam, rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("chain, motion, problem", [

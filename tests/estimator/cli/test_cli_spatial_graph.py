@@ -6,7 +6,7 @@ test_cli_spatial_graph_loops.py)."""
 
 import numpy as np
 import pytest
-from conftest import MECHANISMS
+from conftest import MECHANISMS, csv_columns
 
 from estimator.cli import main
 from estimator.spatial.dynamics import inverse_dynamics
@@ -15,13 +15,6 @@ from estimator.spatial.model import load_spatial
 UR5 = MECHANISMS / "urdf" / "ur5.urdf"
 PANDA = MECHANISMS / "urdf" / "panda.urdf"
 PLANAR = MECHANISMS / "pendulum.yaml"
-
-
-def columns(path, prefix: str, names) -> np.ndarray:
-    with open(path) as stream:
-        header = stream.readline().strip().split(",")
-    data = np.loadtxt(path, delimiter=",", skiprows=1)
-    return data[:, [header.index(f"{prefix}.{name}") for name in names]]
 
 
 def bound(ref: np.ndarray) -> float:
@@ -41,7 +34,7 @@ def test_inverse_fg_rows_match_the_rnea(tmp_path, capsys, order: str) -> None:
     code = main(["inverse", str(UR5), "--trajectory", str(trajectory), "--drive", ",".join(model.joint_names),
                  "--method", "fg", "--ordering", order, "--out", str(out)])
     assert code == 0 and f"{order} ordering" in capsys.readouterr()[0]
-    q, qd, qdd, tau = (columns(out, prefix, model.joint_names) for prefix in ("q", "qd", "qdd", "Q"))
+    q, qd, qdd, tau = (csv_columns(out, prefix, model.joint_names) for prefix in ("q", "qd", "qdd", "Q"))
     for row in range(len(q)):
         ref = inverse_dynamics(model, q[row], qd[row], qdd[row])
         assert np.max(np.abs(tau[row] - ref)) <= bound(ref)
@@ -57,7 +50,7 @@ def test_forward_fg_follows_rk4_on_aba(tmp_path, capsys, method: str) -> None:
     assert main([*common, "--method", method, "--ordering", "ABA", "--out", str(tmp_path / "fg.csv")]) == 0
     assert "forward-dynamics graph (ABA ordering)" in capsys.readouterr()[0]
     for prefix in ("q", "qd", "qdd"):
-        ref, got = (columns(tmp_path / name, prefix, model.joint_names) for name in ("aba.csv", "fg.csv"))
+        ref, got = (csv_columns(tmp_path / name, prefix, model.joint_names) for name in ("aba.csv", "fg.csv"))
         assert np.max(np.abs(got - ref)) <= bound(ref)
 
 
@@ -70,8 +63,8 @@ def test_hybrid_on_a_tree_drives_some_joints_and_leaves_the_others_free(tmp_path
                  "--initial", "wrist_1_joint=0.4", "--velocity", "wrist_2_joint=1", "--ordering", "ABA",
                  "--out", str(out)])
     assert code == 0 and "hybrid dynamics graph, ABA ordering" in capsys.readouterr()[0]
-    q, qd, qdd = (columns(out, prefix, model.joint_names) for prefix in ("q", "qd", "qdd"))
-    forces = columns(out, "Q", ["elbow_joint", "shoulder_pan_joint"])
+    q, qd, qdd = (csv_columns(out, prefix, model.joint_names) for prefix in ("q", "qd", "qdd"))
+    forces = csv_columns(out, "Q", ["elbow_joint", "shoulder_pan_joint"])
     assert q[0, 3] == 0.4 and qd[0, 4] == 1.0
     driven = [model.joint_names.index("elbow_joint"), model.joint_names.index("shoulder_pan_joint")]
     free = [i for i in range(model.dof) if i not in driven]

@@ -7,7 +7,7 @@ for the tree orderings and misplaced options."""
 
 import numpy as np
 import pytest
-from conftest import MECHANISMS
+from conftest import MECHANISMS, csv_columns, deviation
 
 from estimator.cli import main
 from estimator.spatial import closed_dynamics
@@ -16,17 +16,6 @@ from estimator.spatial.model import load_spatial
 URDF = MECHANISMS / "urdf"
 FIVE_BAR = URDF / "five_bar_3d.urdf"
 RSSR = URDF / "rssr.urdf"
-
-
-def columns(path, prefix: str, names) -> np.ndarray:
-    with open(path) as stream:
-        header = stream.readline().strip().split(",")
-    data = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
-    return data[:, [header.index(f"{prefix}.{name}") for name in names]]
-
-
-def deviation(got: np.ndarray, ref: np.ndarray) -> float:
-    return float(np.max(np.abs(got - ref)) / max(1.0, np.max(np.abs(ref))))
 
 
 def five_bar_drives(path) -> list[str]:
@@ -57,7 +46,7 @@ def test_inverse_fg_of_the_five_bar_matches_the_classical_output(tmp_path, capsy
     assert f"closed-chain dynamics graph, {order} ordering" in capsys.readouterr()[0]
     for prefix, names in (("q", model.joint_names), ("qd", model.joint_names), ("qdd", model.joint_names),
                           ("Q", drives)):
-        ref, got = (columns(tmp_path / name, prefix, names) for name in ("classical.csv", "fg.csv"))
+        ref, got = (csv_columns(tmp_path / name, prefix, names) for name in ("classical.csv", "fg.csv"))
         assert deviation(got, ref) <= 1e-10, prefix
 
 
@@ -72,7 +61,7 @@ def test_inverse_fg_of_the_delta_matches_the_classical_output(tmp_path, capsys) 
     assert main([*common, "--out", str(tmp_path / "classical.csv")]) == 0
     assert main([*common, "--method", "fg", "--out", str(tmp_path / "fg.csv")]) == 0
     for prefix, names in (("qdd", model.joint_names), ("Q", drives)):
-        ref, got = (columns(tmp_path / name, prefix, names) for name in ("classical.csv", "fg.csv"))
+        ref, got = (csv_columns(tmp_path / name, prefix, names) for name in ("classical.csv", "fg.csv"))
         assert deviation(got, ref) <= 1e-10, prefix
 
 
@@ -96,11 +85,11 @@ def test_forward_fg_on_a_closed_chain(tmp_path, capsys, method: str) -> None:
     assert main([*common, "--out", str(tmp_path / "classical.csv")]) == 0
     assert main([*common, "--method", method, "--ordering", "METIS", "--out", str(tmp_path / "fg.csv")]) == 0
     assert "rk4 on the forward-dynamics graph (METIS ordering), projected on the loops" in capsys.readouterr()[0]
-    q, qd, qdd = (columns(tmp_path / "fg.csv", prefix, model.joint_names) for prefix in ("q", "qd", "qdd"))
+    q, qd, qdd = (csv_columns(tmp_path / "fg.csv", prefix, model.joint_names) for prefix in ("q", "qd", "qdd"))
     for row in range(len(q)):
         ref = closed_dynamics.accelerations(model, q[row], qd[row], np.zeros(model.dof))[0]
         assert deviation(qdd[row], ref) <= 1e-10
-    assert deviation(q, columns(tmp_path / "classical.csv", "q", model.joint_names)) <= 1e-9
+    assert deviation(q, csv_columns(tmp_path / "classical.csv", "q", model.joint_names)) <= 1e-9
 
 
 def test_hybrid_on_a_closed_chain_is_the_graph(tmp_path, capsys) -> None:
@@ -111,8 +100,8 @@ def test_hybrid_on_a_closed_chain_is_the_graph(tmp_path, capsys) -> None:
     np.savetxt(trajectory, np.column_stack((t, 0.5 * t ** 2)))
     assert main(["hybrid", str(RSSR), "--trajectory", str(trajectory), "--drive", "crank", "--out", str(out)]) == 0
     assert "closed-chain hybrid dynamics graph, COLAMD ordering" in capsys.readouterr()[0]
-    q, qd, qdd = (columns(out, prefix, model.joint_names) for prefix in ("q", "qd", "qdd"))
-    force = columns(out, "Q", ["crank"])
+    q, qd, qdd = (csv_columns(out, prefix, model.joint_names) for prefix in ("q", "qd", "qdd"))
+    force = csv_columns(out, "Q", ["crank"])
     crank = model.joint_names.index("crank")
     for row in range(len(q)):
         ref_qdd, _, ref_force = closed_dynamics.driven_accelerations(model, q[row], qd[row], [crank], qdd[row, [crank]])

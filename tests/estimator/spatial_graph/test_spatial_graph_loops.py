@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.linalg
+from conftest import deviation
 
 from estimator.drive_trajectory import load_drive_trajectory
 from estimator.dynamics.inverse import inverse_dynamics as planar_inverse
@@ -26,10 +27,6 @@ from estimator.spatial_graph.orderings import FILL_REDUCING
 
 REPO = Path(__file__).resolve().parents[3]
 URDF = REPO / "configs" / "mechanisms" / "urdf"
-
-
-def deviation(got: np.ndarray, ref: np.ndarray) -> float:
-    return float(np.max(np.abs(got - ref)) / max(1.0, np.max(np.abs(ref))))
 
 
 def moving_state(model: SpatialModel, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

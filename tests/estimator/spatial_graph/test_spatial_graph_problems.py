@@ -11,6 +11,7 @@ from pathlib import Path
 import gtsam
 import numpy as np
 import pytest
+from conftest import deviation
 
 from estimator.errors import MbstateError
 from estimator.factors import keys
@@ -44,11 +45,6 @@ def rrr(tmp_path: Path) -> SpatialModel:
 def state(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     return rng.uniform(-2, 2, n), rng.uniform(-2, 2, n), rng.uniform(-5, 5, n)
-
-
-def deviation(got: np.ndarray, ref: np.ndarray) -> float:
-    """‖Δ‖∞ / max(1, ‖ref‖∞): the issue's acceptance measure, required ≤ 1e-10."""
-    return float(np.max(np.abs(got - ref)) / max(1.0, np.max(np.abs(ref))))
 
 
 def three_step(model: SpatialModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray,
