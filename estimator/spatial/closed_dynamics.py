@@ -165,16 +165,15 @@ def simulate(model: SpatialModel, q0: np.ndarray, qd0: np.ndarray, dt: float, st
     return Trajectory(dt * np.arange(steps + 1), model.joint_names, q, qd, qdd, lam=lam)
 
 
-def inverse(model: SpatialModel, driven: Sequence[int], t: np.ndarray, pos: np.ndarray, vel: np.ndarray,
-            acc: np.ndarray, start: np.ndarray | None = None) -> InverseDynamicsResult:
-    """Drive forces ``Q.<joint>`` of the ``driven`` joints along their prescribed motion (N, k), and the
-    whole chain's q, q̇, q̈ and λ (module docstring). The first assembly starts from ``start`` (default:
-    the model's ``initial``) with the driven values, each next one from the last state's Taylor step."""
-    count, n, m = len(t), model.dof, row_count(model)
-    q, qd, qdd, lam = np.zeros((count, n)), np.zeros((count, n)), np.zeros((count, n)), np.zeros((count, m))
-    forces = np.zeros((count, len(driven)))
-    guess, work = np.array(model.initial if start is None else start, dtype=float), workspace(model)
-    started = time.perf_counter()
+def driven_states(model: SpatialModel, driven: Sequence[int], t: np.ndarray, pos: np.ndarray, vel: np.ndarray,
+                  acc: np.ndarray, start: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """q, q̇, q̈ (N, n) of the whole chain with the ``driven`` joints on their samples (N, k): each
+    sample's position, velocity and acceleration problems, the driven joints held; the first assembly
+    from ``start`` (default: the model's ``initial``), each next one from the last state's Taylor step.
+    MbstateError when an assembly fails or the drives are not as many as the degrees of freedom."""
+    count, n = len(t), model.dof
+    q, qd, qdd = np.zeros((count, n)), np.zeros((count, n)), np.zeros((count, n))
+    guess = np.array(model.initial if start is None else start, dtype=float)
     for i in range(count):
         guess[list(driven)] = pos[i]
         try:
@@ -185,12 +184,24 @@ def inverse(model: SpatialModel, driven: Sequence[int], t: np.ndarray, pos: np.n
             check_drives(model, driven, q[0])
         qd[i] = assembly.velocities(model, q[i], vel[i], driven)
         qdd[i] = assembly.accelerations(model, q[i], qd[i], acc[i], driven)
+        if i + 1 < count:
+            guess = predict(taylor_coefficients(t[i + 1] - t[i]), np.concatenate((q[i], qd[i], qdd[i]))[None], n)[:n]
+    return q, qd, qdd
+
+
+def inverse(model: SpatialModel, driven: Sequence[int], t: np.ndarray, pos: np.ndarray, vel: np.ndarray,
+            acc: np.ndarray, start: np.ndarray | None = None) -> InverseDynamicsResult:
+    """Drive forces ``Q.<joint>`` of the ``driven`` joints along their prescribed motion (N, k), and the
+    whole chain's q, q̇, q̈ (``driven_states``) and λ (module docstring)."""
+    started = time.perf_counter()
+    q, qd, qdd = driven_states(model, driven, t, pos, vel, acc, start)
+    count, n, work = len(t), model.dof, workspace(model)
+    lam, forces = np.zeros((count, row_count(model))), np.zeros((count, len(driven)))
+    for i in range(count):
         rhs = -inverse_dynamics(model, q[i], qd[i], qdd[i], work=work)
         lam[i], forces[i], full = multipliers_and_drive_forces(loop_terms(model, q[i], qd[i]).jac, rhs, driven)
         if full < n:
             raise MbstateError(f"at t = {t[i]:g} s: the driven joints do not fix {model.name} (singular pose)")
-        if i + 1 < count:
-            guess = predict(taylor_coefficients(t[i + 1] - t[i]), np.concatenate((q[i], qd[i], qdd[i]))[None], n)[:n]
     elapsed = time.perf_counter() - started
     trajectory = Trajectory(np.asarray(t, float), model.joint_names, q, qd, qdd,
                             forces={model.joint_names[j]: forces[:, k] for k, j in enumerate(driven)}, lam=lam)

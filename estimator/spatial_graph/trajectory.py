@@ -5,7 +5,7 @@ RK4 with the hybrid graph's q̈ at every stage).
 
 A closed chain (Xie and Dellaert §VII): its inverse dynamics is the hybrid graph with the driven
 joints' accelerations given and the passive joints' forces zero, at the q and q̇ of the position and
-velocity problems (estimator.spatial.assembly); its hybrid and free motion are RK4 on the hybrid
+velocity problems (estimator.spatial.closed_dynamics.driven_states); its hybrid and free motion are RK4 on the hybrid
 graph's q̈ with the state projected onto the loops after each step (assembly.project, the driven
 joints held), as estimator.spatial.closed_dynamics does on the KKT accelerations. ``planar``: the
 loops that get the planar factor."""
@@ -19,9 +19,8 @@ import numpy as np
 
 from estimator.drive_trajectory import hermite_resample
 from estimator.dynamics.inverse import InverseDynamicsResult
-from estimator.errors import MbstateError
 from estimator.spatial import assembly
-from estimator.spatial.closed_dynamics import check_mobility
+from estimator.spatial.closed_dynamics import driven_states
 from estimator.spatial.model import SpatialModel
 from estimator.spatial.simulate import Accelerations, driven_step
 from estimator.spatial_graph import problems
@@ -42,24 +41,16 @@ def closed_inverse_trajectory(model: SpatialModel, driven: Sequence[int], t: np.
                               vel: np.ndarray, acc: np.ndarray, order: str,
                               planar: Sequence[str] = ()) -> InverseDynamicsResult:
     """The drive forces ``Q.<driven joint>`` of a closed chain along its drives' samples (N, k), and
-    every joint's q, q̇ (assembled from the model's ``initial``, then from the last sample) and q̈."""
+    every joint's q, q̇ (the position and velocity problems of closed_dynamics.driven_states) and q̈
+    (the graph's)."""
     check_ordering(order)
     count, n, driven = len(t), model.dof, list(driven)
     known = np.zeros(n, bool)
     known[driven] = True
-    q, qd, qdd, tau = (np.zeros((count, n)) for _ in range(4))
-    guess = np.array(model.initial, dtype=float)
     started = time.perf_counter()
+    q, qd, _ = driven_states(model, driven, t, pos, vel, acc)
+    qdd, tau = np.zeros((count, n)), np.zeros((count, n))
     for i in range(count):
-        guess[driven] = pos[i]
-        try:
-            q[i] = guess = assembly.assemble(model, guess, driven)
-        except MbstateError as exc:
-            raise MbstateError(f"at t = {t[i]:g} s: {exc}") from None
-        if i == 0 and check_mobility(model, q[0]) != len(driven):
-            raise MbstateError(f"{model.name} has {check_mobility(model, q[0])} degrees of freedom but "
-                               f"{len(driven)} driven joints were given")
-        qd[i] = assembly.velocities(model, q[i], vel[i], driven)
         given = np.zeros(n)
         given[driven] = acc[i]
         solution = problems.hybrid_dynamics(model, q[i], qd[i], given, np.zeros(n), known, order, planar=planar)
