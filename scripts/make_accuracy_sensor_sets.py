@@ -37,6 +37,8 @@ from typing import Any
 
 import yaml
 
+from estimator.model_protocol import load_model
+
 REPO = Path(__file__).resolve().parents[1]
 OUT_DIR = REPO / "configs" / "sensors" / "matrix"
 SETS = {"a": "encoders on the joints", "b": "encoders and gyroscopes",
@@ -82,14 +84,20 @@ LAYOUTS = {
 
 @dataclass(frozen=True)
 class ArmLayout:
-    """Where the sensors of a URDF arm go: its file (in configs/mechanisms), its movable ``joints`` in
+    """Where the sensors of a URDF arm go: its file (in configs/mechanisms); its movable ``joints`` in
     order from the base, each with an encoder of ``counts`` per revolution, and the ``links`` they move,
-    each with an IMU."""
+    each with an IMU, both as the URDF names them."""
 
     mechanism: str
-    joints: tuple[str, ...]
-    links: tuple[str, ...]
     counts: int = 16384
+
+    @property
+    def joints(self) -> tuple[str, ...]:
+        return load_model(REPO / "configs" / "mechanisms" / self.mechanism).joint_names
+
+    @property
+    def links(self) -> tuple[str, ...]:
+        return load_model(REPO / "configs" / "mechanisms" / self.mechanism).link_names
 
 
 ARM_SETS = {"enc": "encoders on the joints", "imu": "encoders and an IMU on every moving link",
@@ -99,13 +107,7 @@ ARM_ACCELEROMETER_NOISE = {"density": 1.5e-3, "quantum": 4.8e-3, "saturation": [
 JOINT_TORQUE_NOISE = {"sigma": 0.05, "jitter": 1.0e-6}
 FORCE_TORQUE_NOISE = {"sigma": 0.03, "jitter": 1.0e-6}
 ALL_SETS = SETS | ARM_SETS
-ARM_LAYOUTS = {
-    "ur5": ArmLayout("urdf/ur5.urdf", ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint",
-                                       "wrist_2_joint", "wrist_3_joint"),
-                     ("shoulder_link", "upper_arm_link", "forearm_link", "wrist_1_link", "wrist_2_link", "wrist_3_link")),
-    "panda": ArmLayout("urdf/panda.urdf", tuple(f"panda_joint{j}" for j in range(1, 8)),
-                       tuple(f"panda_link{j}" for j in range(1, 8))),
-}
+ARM_LAYOUTS = {"ur5": ArmLayout("urdf/ur5.urdf"), "panda": ArmLayout("urdf/panda.urdf")}
 
 
 def joint_encoders(layout: ArmLayout) -> dict[str, Any]:

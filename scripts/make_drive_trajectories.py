@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from estimator.assembly import assembled
+from estimator.demo.cases import PANDA_READY, PANDA_SWING
 from estimator.model_protocol import load_model
 
 REPO = Path(__file__).resolve().parents[1]
@@ -55,8 +56,8 @@ SWINGS = {"fourbar_crank": Swing("fourbar_crank.yaml", ("theta0",), (1.2,), (2.0
           "ur5": Swing("urdf/ur5.urdf", UR5_JOINTS, (0.5, 0.4, 0.5, 0.4, 0.5, 0.6), (0.9, 1.1, 1.3, 1.7, 1.5, 2.1),
                        (0.0, -1.0, 1.2, -1.5, -1.5, 0.0)),
           "panda": Swing("urdf/panda.urdf", tuple(f"panda_joint{j}" for j in range(1, 8)),
-                         (0.4, 0.3, 0.4, 0.35, 0.5, 0.4, 0.6), (0.9, 1.1, 1.3, 0.7, 1.7, 1.5, 2.1),
-                         (0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785))}
+                         tuple(PANDA_SWING.tolist()), (0.9, 1.1, 1.3, 0.7, 1.7, 1.5, 2.1),
+                         tuple(PANDA_READY.tolist()))}  # the demo's pose and swings, other rates
 
 
 def samples(mechanism: str, t: np.ndarray) -> np.ndarray:
