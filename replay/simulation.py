@@ -188,7 +188,7 @@ def _inverse_chunks(mech: Model, drives: Sequence[str], samples: DriveTrajectory
     """:func:`inverse_truths`' chunks of ``per`` steps at ``times``, from the samples' ``derivatives``."""
     for chunk, pos, vel, acc in _resampled(samples, derivatives, times, per):
         if isinstance(mech, SpatialModel):
-            yield _spatial_truth(mech, inverse_trajectory(mech, chunk, pos, vel, acc))
+            yield Truth.from_trajectory(mech, inverse_trajectory(mech, chunk, pos, vel, acc))
         else:
             yield Truth.from_trajectory(mech, inverse_dynamics(mech, drives, chunk, pos, vel, acc).trajectory)
 
@@ -199,19 +199,9 @@ def _closed_inverse_chunks(model: SpatialModel, driven: list[int], samples: Driv
     assembled from the last state of the one before (the same branch)."""
     start = None
     for chunk, pos, vel, acc in _resampled(samples, derivatives, times, per):
-        truth = _spatial_truth(model, closed_dynamics.inverse(model, driven, chunk, pos, vel, acc, start).trajectory)
+        truth = Truth.from_trajectory(model, closed_dynamics.inverse(model, driven, chunk, pos, vel, acc, start).trajectory)
         start = truth.q[-1]
         yield truth
-
-
-def _spatial_truth(model: SpatialModel, trajectory: Trajectory) -> Truth:
-    """The truth of a spatial inverse-dynamics trajectory: the actuators' forces are their joints'
-    (zero on an actuated joint a closed chain's drives leave out), λ the loops' multipliers."""
-    f = np.zeros((len(trajectory.t), len(model.actuated)))
-    for k, joint in enumerate(model.actuated):
-        f[:, k] = trajectory.forces.get(model.joint_names[joint], 0.0)
-    return Truth(t=trajectory.t, q=trajectory.q, qd=trajectory.qd, qdd=trajectory.qdd,
-                 lam=_multipliers(model, trajectory), f=f)
 
 
 def inverse_truth(mech: Model, drives: Sequence[str], samples: DriveTrajectory, dt: float,
