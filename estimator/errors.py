@@ -47,12 +47,18 @@ def nesting_depth(value: Any, limit: int) -> int:
     level by level without recursion and only up to ``limit + 1``."""
     depth, level = 0, [value]
     while depth <= limit:
-        containers = [item for item in level if isinstance(item, (dict, list, tuple))]
-        if not containers:
+        inner, found = [], False
+        for item in level:
+            if isinstance(item, dict):
+                inner.extend(item)
+                inner.extend(item.values())
+                found = True
+            elif isinstance(item, (list, tuple)):
+                inner.extend(item)
+                found = True
+        if not found:
             return depth
-        level = []
-        for item in containers:
-            level.extend((*item.keys(), *item.values()) if isinstance(item, dict) else item)
+        level = inner
         depth += 1
     return depth
 

@@ -36,6 +36,7 @@ from estimator.errors import MbstateError, nesting_depth, shown
 
 REQUIRED = ("sensor", "t", "seq", "value")
 OPTIONAL = ("cov",)
+KEYS, KEYS_REQUIRED = frozenset(REQUIRED + OPTIONAL), frozenset(REQUIRED)
 MAX_DEPTH = 32  # nesting levels of any message the node unpacks (a reading needs 2: map, list)
 SEQ_LIMIT = 2**64  # ``seq`` is an unsigned 64-bit counter (msgpack's largest integer)
 
@@ -90,6 +91,8 @@ def _is_number(value: object) -> bool:
 
 def _numbers(key: str, value: object, size: int) -> np.ndarray:
     """A float (size 1) or a list of ``size`` finite numbers."""
+    if size == 1 and _is_number(value) and math.isfinite(value):  # a 1-axis reading: the common case
+        return np.array((float(value),))
     items = [value] if size == 1 and _is_number(value) else value
     if not isinstance(items, (list, tuple)) or not all(_is_number(v) for v in items):
         expected = "a number" if size == 1 else f"a list of {size} numbers"
@@ -102,18 +105,20 @@ def _numbers(key: str, value: object, size: int) -> np.ndarray:
     return array
 
 
-def validate(message: object, dimensions: Mapping[str, int]) -> Reading:
-    """A Reading from a decoded message map; MessageError naming the first problem (with its reason)."""
+def validate(message: object, dimensions: Mapping[str, int], depth_checked: bool = False) -> Reading:
+    """A Reading from a decoded message map; MessageError naming the first problem (with its reason).
+    ``depth_checked``: the map came from ``unpack``, which has bounded its depth already."""
     if not isinstance(message, dict):
         raise MessageError(f"a message must be a map, got {type(message).__name__}")
-    if nesting_depth(message, MAX_DEPTH) > MAX_DEPTH:
+    if not depth_checked and nesting_depth(message, MAX_DEPTH) > MAX_DEPTH:
         raise MessageError(f"nested more than {MAX_DEPTH} levels deep", "too_deep")
-    unknown = sorted(shown(k, 40) for k in message if not isinstance(k, str) or k not in REQUIRED + OPTIONAL)
+    unknown = [] if message.keys() <= KEYS else sorted(
+        shown(k, 40) for k in message if not isinstance(k, str) or k not in KEYS)
     if unknown:
         raise MessageError(f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(unknown[:6])}"
                            f"{f' … ({len(unknown)} in all)' if len(unknown) > 6 else ''} "
                            f"(allowed: {', '.join(REQUIRED + OPTIONAL)})")
-    missing = [k for k in REQUIRED if k not in message]
+    missing = [] if message.keys() >= KEYS_REQUIRED else [k for k in REQUIRED if k not in message]
     if missing:
         raise MessageError(f"missing key{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
     sensor = message["sensor"]

@@ -144,19 +144,20 @@ class Intake:
             return []
         if not isinstance(message, dict):
             self._record_raw(data)
-        return self.handle(message)
+        return self.handle(message, depth_checked=True)
 
     def _record_raw(self, data: bytes) -> None:
         if self.log is not None:
             self.log.raw(data)
 
-    def handle(self, message: Any) -> list[StepEstimate]:
-        """Handle one unpacked message; the estimates it completed (StepEstimate)."""
+    def handle(self, message: Any, depth_checked: bool = False) -> list[StepEstimate]:
+        """Handle one unpacked message; the estimates it completed (StepEstimate). ``depth_checked``: it
+        came from sensors.messages.unpack (``receive``), which bounded its nesting already."""
         self.counters.received += 1
         if self.log is not None and isinstance(message, dict):
             self.log.reading(message)
         try:
-            reading = validate(message, self.dimensions)
+            reading = validate(message, self.dimensions, depth_checked)
         except MessageError as exc:
             self._malformed(exc.reason, str(exc))
             return []
