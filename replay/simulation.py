@@ -19,6 +19,9 @@ checked before the first chunk: no mobility or another count of drives is one er
 truth carries the loop rows' multipliers λ (``lambda.<k>`` in the order of ``mbstate check``'s rows),
 and an actuator's force is its joint's drive force (zero when its joint is not driven).
 
+A contact (``contact_truth``): a URDF tree moved as by the inverse truth while a wrench schedule
+(``WrenchSchedule``) acts on a named frame; the drive torques hold against it and the truth carries it.
+
 The sensors sample the truth (sensors.virtual); a step that divides every sensor period
 (``sensor_step``) makes each sample exact. Forward dynamics integrates at a step of at most
 ``TRUTH_STEP`` whatever the sample step. A long run is simulated and sampled in chunks of
@@ -35,6 +38,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -45,6 +49,7 @@ from estimator.dynamics.inverse import inverse_dynamics
 from estimator.errors import MbstateError
 from estimator.model import Mechanism
 from estimator.spatial import assembly, closed_dynamics
+from estimator.spatial.dynamics import body_wrenches
 from estimator.spatial.model import SpatialModel, joint_order
 from estimator.spatial.simulate import inverse_trajectory
 from estimator.spatial.simulate import simulate as simulate_spatial
@@ -159,8 +164,7 @@ def inverse_truths(mech: Model, drives: Sequence[str], samples: DriveTrajectory,
     ``chunk_s`` (each repeating the previous one's last sample; every instant is solved alone). A
     spatial tree's drives are all of its joints (estimator.spatial.model.joint_order), a closed chain's
     as many joints as its degrees of freedom (checked here, at the first sample)."""
-    end = min(samples.t[0] + t_end, samples.t[-1])
-    times = samples.t[0] + dt * np.arange(int(np.floor((end - samples.t[0]) / dt + 1e-9)) + 1)
+    times = sample_times(samples, dt, t_end)
     derivatives = samples.derivatives()
     per = max(1, int(round(min(chunk_s, t_end) / dt)))
     if isinstance(mech, SpatialModel) and mech.loops:
@@ -173,6 +177,12 @@ def inverse_truths(mech: Model, drives: Sequence[str], samples: DriveTrajectory,
         order = joint_order(mech, list(drives), "--drive")
         derivatives = tuple(values[:, order] for values in derivatives)
     return _inverse_chunks(mech, drives, samples, derivatives, times, per)
+
+
+def sample_times(samples: DriveTrajectory, dt: float, t_end: float) -> np.ndarray:
+    """The instants at step ``dt`` from the first sample for ``t_end`` or to the last sample, whichever is first."""
+    end = min(samples.t[0] + t_end, samples.t[-1])
+    return samples.t[0] + dt * np.arange(int(np.floor((end - samples.t[0]) / dt + 1e-9)) + 1)
 
 
 def _resampled(samples: DriveTrajectory, derivatives: tuple, times: np.ndarray, per: int
@@ -208,6 +218,41 @@ def inverse_truth(mech: Model, drives: Sequence[str], samples: DriveTrajectory, 
                   t_end: float) -> Truth:
     """:func:`inverse_truths` in one chunk."""
     return next(inverse_truths(mech, drives, samples, dt, t_end, math.inf))
+
+
+@dataclass(frozen=True)
+class WrenchSchedule:
+    """A wrench on frame ``frame`` that steps on and off: ``steps`` of (t_on, t_off, (m; f)) [s; N·m, N],
+    in the frame's axes about its origin (estimator.spatial.dynamics.body_wrenches), applied for
+    t_on ≤ t < t_off (the intervals apart)."""
+
+    frame: str
+    steps: tuple[tuple[float, float, np.ndarray], ...]
+
+    def at(self, t: np.ndarray) -> np.ndarray:
+        """The wrench (N, 6) at times t (N,)."""
+        out = np.zeros((len(t), 6))
+        for on, off, wrench in self.steps:
+            out[(t >= on) & (t < off)] = wrench
+        return out
+
+
+def contact_truth(model: SpatialModel, drives: Sequence[str], samples: DriveTrajectory, dt: float, t_end: float,
+                  schedule: WrenchSchedule) -> Truth:
+    """:func:`inverse_truth` of a URDF tree whose tool meets a contact: the joints position-controlled along
+    ``samples`` (the motion as without contact), the wrench of ``schedule`` applied on its frame, so that
+    the drive torques (the actuators' truth) carry −Jᵀ W and the joint torque sensors feel it
+    (sensors.joint_torque); the truth carries the wrench (``Truth.wrenches``), one chunk."""
+    if model.loops:
+        raise MbstateError(f"contact: {model.name} is a closed chain; a contact truth needs a URDF tree")
+    times = sample_times(samples, dt, t_end)
+    order = joint_order(model, list(drives), "--drive")
+    _, pos, vel, acc = next(_resampled(samples, tuple(values[:, order] for values in samples.derivatives()),
+                                       times, len(times)))
+    applied = schedule.at(times)
+    loads = np.array([body_wrenches(model, {schedule.frame: wrench}) for wrench in applied])
+    truth = Truth.from_trajectory(model, inverse_trajectory(model, times, pos, vel, acc, loads))
+    return dataclasses.replace(truth, wrenches={schedule.frame: applied})
 
 
 def simulated_records(truths: Iterable[Truth], sensors: Sequence[Sensor], seed: int

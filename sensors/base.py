@@ -111,8 +111,8 @@ class SensorParams:
 
 @dataclass(frozen=True)
 class State:
-    """The state at one instant: q, q̇, q̈ (n), λ (m), actuator forces f (in mech.actuators order); its
-    gravity is its mechanism's (the gravity error ``g`` reads 0)."""
+    """The state at one instant: q, q̇, q̈ (n), λ (m), actuator forces f (in mech.actuators order) and the
+    external wrenches on named frames; its gravity is its mechanism's (the gravity error ``g`` reads 0)."""
 
     t: float
     q: np.ndarray
@@ -120,6 +120,8 @@ class State:
     qdd: np.ndarray
     lam: np.ndarray
     f: np.ndarray
+    wrenches: dict[str, np.ndarray] = field(default_factory=dict)  # applied external wrenches of a truth with
+    # contact: frame name → (m; f) [N·m; N] in the frame's axes about its origin (what the torque sensors feel)
 
     def block(self, kind: str) -> np.ndarray:
         """The block named as in ``variables``."""

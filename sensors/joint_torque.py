@@ -12,6 +12,8 @@ without gravity. Jacobians: ʲXⱼᵀ of W's analytic tangents (estimator.spatia
 from the RNEA derivatives' composites). An external wrench on the distal side enters Wⱼ, with
 a minus sign, as the RNEA's applied wrench: when the estimator carries one, it is one more block
 of h, ∂h/∂W_ext = −ʲXⱼᵀ Adᵀ of the frame it acts on.
+A virtual sensor on a truth with contact (State.wrenches) reads h − (Jᶠᵀ W_ext)ⱼ: the share of the applied
+wrenches in joint j's force, the RNEA's Q(q, 0, 0; W_ext) − Q(q, 0, 0).
 """
 
 from __future__ import annotations
@@ -19,9 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 from estimator.section import Section
-from estimator.spatial.dynamics import JointWrench
+from estimator.spatial.dynamics import JointWrench, body_wrenches, inverse_dynamics
 from estimator.spatial.model import PRISMATIC, SpatialModel
-from sensors.base import Jacobians, SensorModel, SensorParams, check_noise, read_common
+from sensors.base import Jacobians, SensorModel, SensorParams, State, check_noise, read_common
 from sensors.mounting import read_joint
 
 KIND = "joint_torque"
@@ -35,7 +37,7 @@ class JointTorque(SensorModel):
     variables = ("q", "v", "a")
 
     def __init__(self, params: SensorParams, model: SpatialModel, joint: int) -> None:
-        self.params, self.joint = params, joint
+        self.params, self.joint, self.model = params, joint, model
         self.wrench = JointWrench(model, joint, np.eye(3), np.zeros(3))
         self._axis = model.screw[joint].copy()
 
@@ -56,3 +58,14 @@ class JointTorque(SensorModel):
             return h, None
         rows = tangents @ self._axis  # (3, n): one fresh array, its rows the three blocks
         return h, [rows[0:1], rows[1:2], rows[2:3]]
+
+    def measure(self, state: State) -> np.ndarray:
+        """The ideal reading, with the share of the state's applied wrenches (module docstring)."""
+        h = super().measure(state)
+        if not state.wrenches:
+            return h
+        zero, work = np.zeros(self.model.dof), self.wrench.work
+        loaded = inverse_dynamics(self.model, state.q, zero, zero, body_wrenches(self.model, state.wrenches),
+                                  friction=False, work=work)
+        unloaded = inverse_dynamics(self.model, state.q, zero, zero, friction=False, work=work)
+        return h + loaded[self.joint] - unloaded[self.joint]

@@ -15,7 +15,7 @@ j_k ~ N(0, σ_j²). Every random draw comes from the generator passed in (seeded
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -28,7 +28,9 @@ from sensors.messages import Reading
 
 @dataclass(frozen=True)
 class Truth:
-    """Ground truth at times t (N,): q, q̇, q̈ (N, n), λ (N, m), actuator forces f (N, a)."""
+    """Ground truth at times t (N,): q, q̇, q̈ (N, n), λ (N, m), actuator forces f (N, a) and the external
+    wrenches applied on named frames (frame → (N, 6), (m; f) in the frame's axes about its origin; none
+    without contact; replay.simulation.contact_truth)."""
 
     t: np.ndarray
     q: np.ndarray
@@ -36,6 +38,7 @@ class Truth:
     qdd: np.ndarray
     lam: np.ndarray
     f: np.ndarray
+    wrenches: dict[str, np.ndarray] = field(default_factory=dict)
 
     @classmethod
     def from_trajectory(cls, mech: Model, trajectory: Trajectory,
@@ -54,7 +57,8 @@ class Truth:
                    lam=lam, f=f)
 
     def state(self, i: int) -> State:
-        return State(t=float(self.t[i]), q=self.q[i], qd=self.qd[i], qdd=self.qdd[i], lam=self.lam[i], f=self.f[i])
+        return State(t=float(self.t[i]), q=self.q[i], qd=self.qd[i], qdd=self.qdd[i], lam=self.lam[i], f=self.f[i],
+                     wrenches={name: values[i] for name, values in self.wrenches.items()})
 
     def sample_indices(self, rate: float, t0: float | None = None, first: int = 0,
                        final: bool = True) -> tuple[np.ndarray, np.ndarray]:

@@ -2,7 +2,8 @@
 ``mbstate bench accuracy``: the estimator's accuracy matrix (estimator.benchmarks.accuracy);
 ``mbstate bench spatial``: spatial dynamics per call against Pinocchio (estimator.benchmarks.spatial);
 ``mbstate bench orderings``: the spatial dynamics graphs' elimination orderings on the PUMA 560
-(estimator.benchmarks.graph_orderings)."""
+(estimator.benchmarks.graph_orderings); ``mbstate bench contact``: contact detection and the tool wrench on
+the Panda, each estimator kind side by side (estimator.benchmarks.contact)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import json
 from estimator.argument_types import simulated_duration
 from estimator.benchmarks import machine
 from estimator.benchmarks.accuracy import MOTIONS, accuracy_matrix
+from estimator.benchmarks.contact import DURATION as CONTACT_DURATION
+from estimator.benchmarks.contact import print_contact
 from estimator.benchmarks.classical import forward_benchmarks, inverse_benchmarks
 from estimator.benchmarks.fg_forward import fg_forward_benchmarks
 from estimator.benchmarks.fg_inverse import fg_inverse_benchmarks
@@ -19,12 +22,15 @@ from estimator.benchmarks.graph_orderings import ordering_benchmarks, ordering_t
 from estimator.benchmarks.node import node_benchmarks
 from estimator.benchmarks.spatial import spatial_benchmarks, spatial_table
 from estimator.errors import MbstateError
+from estimator.online.config import KINDS
 
 SUITES = {"forward": forward_benchmarks, "inverse": inverse_benchmarks, "fg-forward": fg_forward_benchmarks,
           "fg-inverse": fg_inverse_benchmarks, "node": node_benchmarks}
 ACCURACY = "accuracy"
 SPATIAL = "spatial"
 ORDERINGS = "orderings"
+CONTACT = "contact"
+CONTACT_KINDS = ("momentum_observer",)  # the default methods of the contact benchmark
 ALONE = {SPATIAL: (spatial_benchmarks, spatial_table), ORDERINGS: (ordering_benchmarks, ordering_table)}
 ACCURACY_DURATION = 5.0  # [s] of sensor time per cell
 
@@ -36,18 +42,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     f"'{ACCURACY}' runs the estimator's accuracy matrix instead (mechanisms × sensor sets × "
                     "motions, configs/bench/accuracy.yaml): errors against the simulation, latency, smoother "
                     "failures.")
-    parser.add_argument("suites", nargs="*", choices=[*SUITES, ACCURACY, *ALONE, []], metavar="SUITE",
+    parser.add_argument("suites", nargs="*", choices=[*SUITES, ACCURACY, CONTACT, *ALONE, []], metavar="SUITE",
                         help=f"suites to run (default: all of {', '.join(SUITES)}), or {ACCURACY} alone, or "
                              f"{SPATIAL} alone (µs per call of RNEA, ABA, CRBA and RNEA derivatives on URDF arms "
                              f"and chains, beside Pinocchio's when pin is installed), or {ORDERINGS} alone (the "
                              "dynamics graphs' orderings on the PUMA 560: edges and µs per solve, beside the "
-                             "classical recursions)")
+                             f"classical recursions), or {CONTACT} alone (contact detection delay, false alarms and "
+                             "tool-wrench RMSE on the Panda with encoders and joint torque sensors, exact model and "
+                             "masses 10 %% off, per estimator kind)")
     parser.add_argument("--repeat", type=int, default=3, help="timed repeats per case (default 3)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     group = parser.add_argument_group(f"{ACCURACY} (every cell by default)")
     group.add_argument("--duration", type=simulated_duration, metavar="S",
                        help=f"sensor time per cell [s] (default {ACCURACY_DURATION:g}; a drive trajectory may "
-                            "end earlier)")
+                            f"end earlier); {CONTACT}: of each run (default {CONTACT_DURATION:g})")
     group.add_argument("--mechanism", nargs="+", action="extend", metavar="NAME", help="only these mechanisms")
     group.add_argument("--set", nargs="+", action="extend", metavar="SET",
                        help="only these sensor sets (a encoders, b encoders and gyroscopes, c IMU, d all; an arm's "
@@ -60,12 +68,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     group.add_argument("--defaults", action="store_true",
                        help="the estimator a user gets: the defaults but for the rate, the lag and the unknown "
                             "forces, started from the file's configuration and the readings")
+    parser.add_argument("--kinds", nargs="+", action="extend", choices=KINDS, metavar="KIND",
+                        help=f"{CONTACT}: the estimator kinds compared (default {' '.join(CONTACT_KINDS)}; of "
+                             f"{', '.join(KINDS)})")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     accuracy_options = [f"--{name}" for name in ("duration", "mechanism", "set", "motion", "estimator")
                         if getattr(args, name) is not None] + ["--defaults"] * args.defaults
+    if CONTACT in args.suites:
+        others = [s for s in args.suites if s != CONTACT] + [
+            f"--{name}" for name in ("mechanism", "set", "motion", "estimator") if getattr(args, name) is not None]
+        if others or args.defaults:
+            raise MbstateError(f"{CONTACT} runs alone (not with {', '.join(others + ['--defaults'] * args.defaults)})")
+        print_contact(args.kinds or CONTACT_KINDS, args.duration or CONTACT_DURATION, args.json)
+        return 0
+    if args.kinds:
+        raise MbstateError(f"--kinds: only for the {CONTACT} suite")
     if ACCURACY in args.suites:
         if len(args.suites) > 1:
             others = ", ".join(s for s in args.suites if s != ACCURACY)

@@ -17,8 +17,9 @@ from estimator.errors import MbstateError, shown
 from estimator.model_protocol import Model, actuators
 from estimator.section import Section
 from estimator.smoother import FACTORIZATIONS
+from estimator.spatial.model import SpatialModel
 
-KINDS = ("smoother", "error_ekf", "ukf", "null_jerk")
+KINDS = ("smoother", "error_ekf", "ukf", "null_jerk", "momentum_observer")
 FORCE_MODELS = ("walk", "smooth", "jerk")
 FORCE_RATE_TIME = 0.0625  # [s]: K = √T × force_rate (EstimatorConfig, Unknown inputs)
 FORCE_STEP_SHARE = 0.1  # the smooth force model's steps: a walk of this share of K (EstimatorConfig)
@@ -43,6 +44,7 @@ STANDARD_GRAVITY = 9.81  # [m/s²] the acceleration that makes the mechanism's m
 DYNAMICS_SHARE = 1e-5  # auto dynamics_sigma: this share of the mechanism's weight (estimator.online.scales)
 GUESS_ANGLE = 0.3  # [rad] auto guess_sigma on angles; on points, times the bodies' mean length (scales)
 SCALED = ("dynamics_sigma", "guess_sigma")  # σ keys whose auto is the mechanism's scale (estimator.online.scales)
+OBSERVER_GAIN = 50.0  # [1/s] the momentum observer's K_O (configs/estimator/README.md, "`observer_gain`")
 # largest values of the keys with a natural bound (every other number: estimator.section.LIMIT in magnitude)
 MAXIMA = {"rate": 1e6, "lag": 100_000, "max_relinearizations": 100, "max_coalesce": 10_000,
           "recover_steps": 10_000_000, "max_pending": 10_000_000, "startup_timeout": 3600.0,
@@ -64,7 +66,13 @@ class EstimatorConfig:
       ``acceleration_noise`` (Model, below; auto: ACCELERATION_START) as the density of the white
       acceleration noise on each independent coordinate, its process noise (the literature's plant
       noise); ``null_jerk`` reads ``jerk_random_walk`` (auto: its start value) as the density of the
-      white jerk on each coordinate instead.
+      white jerk on each coordinate instead. ``momentum_observer`` (the generalized-momentum observer
+      of the external joint torques and the ``wrenches``, estimator.online.filters.momentum_observer; a
+      URDF tree with a joint torque sensor on every joint) runs the ``null_jerk`` filter on the other
+      sensors for q, q̇ and q̈ and reads ``observer_gain`` [1/s], K_O of ṙ = K_O (τ_ext − r): the
+      bandwidth of its estimate (configs/estimator/README.md gives the trade-off and the figures).
+      ``wrenches``: names of frames (a URDF's links or sidecar frames) whose external wrench the
+      estimator reports, (m; f) in the frame's axes about its origin.
     Time grid and window
       ``rate`` [Hz] grid rate; ``lag`` [steps] smoother window behind the newest step (N_w ≥ 1);
       ``delay_steps`` [steps] a step t_k is processed once the newest sensor time reaches
@@ -275,12 +283,14 @@ class EstimatorConfig:
     max_pending: int = 10_000
     outlier_gate: float | None = 3000.0
     outlier_release: int = 5
+    wrenches: tuple[str, ...] = ()
+    observer_gain: float = OBSERVER_GAIN
 
     def __post_init__(self) -> None:
         positive = ("rate", "force_sigma",
                     "constraint_sigma", "velocity_constraint_sigma", "acceleration_constraint_sigma", "integrator_sigma",
                     "startup_timeout", "position_sigma", "velocity_sigma",
-                    "free_sigma", "latency_budget_ms", "linearization_tolerance")
+                    "free_sigma", "latency_budget_ms", "linearization_tolerance", "observer_gain")
         for name in positive:
             if not getattr(self, name) > 0.0:
                 raise MbstateError(f"estimator.{name}: must be a positive number, got {shown(getattr(self, name))}")
@@ -411,6 +421,8 @@ class EstimatorConfig:
             name, default = spec.name, spec.default
             if name == "unknown_forces":
                 values[name] = _distinct_names(section, name, [a for a, _ in actuators(mech)], "actuator")
+            elif name == "wrenches":
+                values[name] = _distinct_names(section, name, frame_names(mech), "frame")
             elif name == "friction_coordinates":
                 values[name] = _distinct_names(section, name, mech.coordinate_names, "coordinate")
             elif name in ("initial_state", "initial_velocity"):
@@ -442,6 +454,11 @@ class EstimatorConfig:
         except MbstateError as exc:
             key, _, problem = str(exc).partition(": ")
             raise section.error(key.removeprefix("estimator."), problem) from None
+
+
+def frame_names(mech: Model) -> list[str]:
+    """The named frames of a URDF model (links and sidecar frames); none for a planar file."""
+    return [frame.name for frame in mech.frames] if isinstance(mech, SpatialModel) else []
 
 
 def _distinct_names(section: Section, key: str, known: Sequence[str], noun: str) -> tuple[str, ...]:

@@ -40,6 +40,10 @@ class StepEstimate:
     model: dict[str, float] = field(default_factory=dict)  # model-error states: "gravity_error" (gravity_sigma),
     # "mass_error.<body>" (mass_sigma), "length_error.<body>" (length_sigma), "friction.<coordinate>"
     # (friction_sigma)
+    wrenches: dict[str, np.ndarray] = field(default_factory=dict)  # external wrench on each frame of the
+    # estimator's ``wrenches``: (mx, my, mz, fx, fy, fz) [N·m; N] in the frame's axes about its origin (the
+    # convention of estimator.spatial.dynamics.body_wrenches); the momentum observer also puts its external
+    # joint torques in ``model`` as "external_torque.<joint>" [N·m or N]
 
 
 class Estimator(Protocol):

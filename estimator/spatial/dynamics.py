@@ -185,3 +185,11 @@ def coriolis_matrix(model: SpatialModel, q: np.ndarray, qd: np.ndarray, work: Wo
     extracted Christoffel formula (86) of Müller is not used (the notes found it misprinted).
     """
     return 0.5 * rnea_derivatives(model, q, qd, np.zeros(model.dof), friction=False, work=work)[1]
+
+
+def mass_matrix_rate(model: SpatialModel, q: np.ndarray, qd: np.ndarray, work: Workspace | None = None) -> np.ndarray:
+    """Ṁ q̇ (n,) along the motion, Ṁ = Σₖ ∂M/∂qₖ q̇ₖ = C + Cᵀ (C of ``coriolis_matrix``: Ṁ − 2C is
+    skew-symmetric) [N·m or N]: the term by which ṗ = M q̈ + Ṁ q̇ of the momentum p = M q̇ differs from
+    M q̈ (the momentum observer, estimator.online.filters.momentum_observer)."""
+    c = coriolis_matrix(model, q, qd, work)
+    return c @ qd + c.T @ qd

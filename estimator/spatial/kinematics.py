@@ -71,6 +71,16 @@ def body_jacobian(model: SpatialModel, kin: BodyKinematics, body: int) -> np.nda
     return to_body @ spatial_jacobian(model, kin) * ancestry(model)[body]
 
 
+def frame_jacobian(model: SpatialModel, kin: BodyKinematics, name: str) -> np.ndarray:
+    """(6, n): the twist (ω; v) of a named frame in its own axes, Jᶠ = Ad_{C_{f,b}} Jᵇ (eq. 103 carried
+    to the frame on body b); zero for a frame on the fixed base. Its transpose maps a wrench (m; f) on the
+    frame, in its axes about its origin, to the joint forces Jᶠᵀ W (eq. 120 with ``dynamics.body_wrenches``)."""
+    frame = model.frame(name)
+    if frame.body < 0:
+        return np.zeros((6, model.dof))
+    return lie.adjoint(lie.inverse((frame.rot, frame.pos))) @ body_jacobian(model, kin, frame.body)
+
+
 def spatial_motion(model: SpatialModel, kin: BodyKinematics, qd: np.ndarray,
                    qdd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(n, 6) spatial twists Vˢ and accelerations V̇ˢ by the recursions (70c, 70d)."""

@@ -60,10 +60,13 @@ def driven_step(rate: Accelerations, x: np.ndarray, v: np.ndarray, a1: np.ndarra
 
 
 def inverse_trajectory(model: SpatialModel, t: np.ndarray, q: np.ndarray, qd: np.ndarray,
-                       qdd: np.ndarray) -> Trajectory:
+                       qdd: np.ndarray, wrench: np.ndarray | None = None) -> Trajectory:
     """Q at each time by RNEA (gravity, damping and friction included), as ``Q.<joint>`` forces;
-    q, qd, qdd (N, n) in the model's joint order."""
+    q, qd, qdd (N, n) in the model's joint order; ``wrench`` (N, n, 6): applied body wrenches at each
+    time (``dynamics.body_wrenches``), which Q then holds against (Q carries −Jᵀ W)."""
     work = workspace(model)
-    tau = np.array([inverse_dynamics(model, *row, work=work) for row in zip(q, qd, qdd)]).reshape(len(t), model.dof)
+    loads = [None] * len(t) if wrench is None else wrench
+    tau = np.array([inverse_dynamics(model, *row, wrench=load, work=work)
+                    for *row, load in zip(q, qd, qdd, loads)]).reshape(len(t), model.dof)
     return Trajectory(np.asarray(t, float), model.joint_names, q, qd, qdd,
                       forces={name: tau[:, i] for i, name in enumerate(model.joint_names)})

@@ -15,7 +15,8 @@ Not carried by the filters: unknown forces (``unknown_forces`` must be empty: an
 ``gravity_sigma``, ``mass_sigma``, ``length_sigma``, ``friction_sigma``, ``force_noise`` and a
 non-zero ``output_delay``), sensors' bias states (the bias is taken as zero), robust losses, load
 cells on λ (``ignored``). Estimates: q, q̇ and q̈ of the model at the corrected state, λ from the
-equations of motion there, σ of q and q̇ from the covariance when ``publish_sigmas``. Every update
+equations of motion there, σ of q and q̇ from the covariance when ``publish_sigmas``; a filter whose state
+has ``model`` and ``wrenches`` (the momentum observer) publishes them too (none for the others). Every update
 covers one step (no degradation or coalescing).
 """
 
@@ -35,6 +36,7 @@ from estimator.kinematics import AssemblyError
 from estimator.model_protocol import Model, actuators, constraint_count, multipliers
 from estimator.online.config import AUTO, EstimatorConfig
 from estimator.online.filters.error_ekf import ErrorEKF, Measurement
+from estimator.online.filters.momentum_observer import MomentumObserver
 from estimator.online.filters.null_jerk import NullJerkKF
 from estimator.online.filters.ukf import UnscentedKF
 from estimator.online.interface import COUNTERS, RESTARTS, StepEstimate
@@ -43,9 +45,10 @@ from sensors.config import SensorSet
 from sensors.messages import Reading
 
 log = logging.getLogger(__name__)
-FILTERS = {"error_ekf": lambda mech, config: ErrorEKF(mech, config.acceleration_density),
-           "ukf": lambda mech, config: UnscentedKF(mech, config.acceleration_density),
-           "null_jerk": lambda mech, config: NullJerkKF(mech, config.jerk_walk)}  # kind → the filter of a model
+FILTERS = {"error_ekf": lambda mech, config, sensors: ErrorEKF(mech, config.acceleration_density),
+           "ukf": lambda mech, config, sensors: UnscentedKF(mech, config.acceleration_density),
+           "null_jerk": lambda mech, config, sensors: NullJerkKF(mech, config.jerk_walk),
+           "momentum_observer": MomentumObserver}  # kind → the filter of a model, its configuration and sensors
 
 
 class OnlineFilter:
@@ -98,7 +101,7 @@ class OnlineFilter:
         self._next = 0
         self._pending: dict[int, list[Measurement]] = {}
         self._pending_count = 0
-        self._filter = FILTERS[self.config.kind](self.mech, self.config)
+        self._filter = FILTERS[self.config.kind](self.mech, self.config, self.sensors)
         self._counters[RESTARTS.get(reason, "resets")] += 1
 
     def add(self, reading: Reading) -> str:
@@ -191,4 +194,5 @@ class OnlineFilter:
         self._counters["steps"] += 1
         return StepEstimate(step=k, t=self._grid.time(k), q=state.q.copy(), qd=state.qd.copy(),
                             qdd=state.qdd.copy(), forces={}, lam=lam, sigma=sigma, latency=self.clock() - start,
-                            update_steps=1, flags=("startup",) if k == 0 else ())
+                            update_steps=1, flags=("startup",) if k == 0 else (),
+                            model=getattr(state, "model", {}), wrenches=getattr(state, "wrenches", {}))
