@@ -15,7 +15,9 @@ selection of the unknown forces F):
   Jacobian over [q, q̇, q̈, λ, F] (estimator.dynamics.step_rows). On a spatial model
   d = RNEA(q, q̇, q̈) + Φq_Sᵀ λ − E F (Müller eqs. 66–67), s_S = Φ̇q_S q̇ (estimator.spatial.loop_rows):
   ∂d/∂q, ∂d/∂q̇ the analytic RNEA derivatives (plus Σ λ_r ∂²Φ_r/∂q²), ∂d/∂q̈ = M, ∂d/∂F = −E; a tree
-  has S empty.
+  has S empty. With ``frames`` (spatial only: estimator.spatial.frame_wrenches.FrameWrenches) and their
+  wrenches ``w``, the RNEA takes them as applied wrenches, d gains −Σ_f J_fᵀ w_f and the Jacobian the
+  columns ∂d/∂w = −J_fᵀ after F.
 - ``constraint_rows(model, rows, q, qd, qdd, jac)``: c = [Φ_S; Φq_S q̇; Φq_S q̈ + s_S] and
   ∂c/∂[q, q̇, q̈]; a tree has none.
 - ``mass_matrix(model, q)``: M(q).
@@ -60,6 +62,7 @@ from estimator import constraints as planar_constraints
 from estimator import kinematics
 from estimator.dynamics import forward, lagrange
 from estimator.dynamics import step_rows as planar_rows
+from estimator.errors import MbstateError
 from estimator.forces import generalized_forces as planar_forces
 from estimator.lengths import BodyLengthTerms, body_length_terms
 from estimator.mass import BodyMassTerms, body_mass_terms
@@ -68,6 +71,7 @@ from estimator.model import Mechanism
 from estimator.spatial import assembly as spatial_assembly
 from estimator.spatial import closed_dynamics, loop_rows, loops
 from estimator.spatial import dynamics as spatial
+from estimator.spatial.frame_wrenches import FrameWrenches
 from estimator.spatial.model import PRISMATIC, SpatialModel, is_urdf, load_spatial
 from estimator.spatial.tangent import mean_length, motion_tangent
 
@@ -92,8 +96,9 @@ def member(stub: Callable) -> Callable:
 
 @member
 def step_rows(model: Model, rows: np.ndarray, selection: np.ndarray, q: np.ndarray, qd: np.ndarray,
-              qdd: np.ndarray, lam: np.ndarray, f: np.ndarray, jac: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(e, ∂e/∂[q, q̇, q̈, λ, F]) of one step (module docstring; 0 Jacobian rows without ``jac``)."""
+              qdd: np.ndarray, lam: np.ndarray, f: np.ndarray, jac: bool, frames: FrameWrenches | None = None,
+              w: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(e, ∂e/∂[q, q̇, q̈, λ, F, w]) of one step (module docstring; 0 Jacobian rows without ``jac``)."""
 
 
 @member
@@ -118,7 +123,10 @@ def free_accelerations(model: Model, q: np.ndarray, qd: np.ndarray) -> tuple[np.
 
 
 @step_rows.register
-def _(model: Mechanism, rows, selection, q, qd, qdd, lam, f, jac):
+def _(model: Mechanism, rows, selection, q, qd, qdd, lam, f, jac, frames=None, w=None):
+    if frames is not None:
+        raise MbstateError("external wrenches on frames are states of a URDF model only: a planar model has no "
+                           "named frames")
     return planar_rows.step_rows(model.arrays, rows, selection, q, qd, qdd, lam, f, jac)
 
 
@@ -143,8 +151,8 @@ def _(model: Mechanism, q, qd):
 
 
 @step_rows.register
-def _(model: SpatialModel, rows, selection, q, qd, qdd, lam, f, jac):
-    return loop_rows.step_rows(model, rows, selection, q, qd, qdd, lam, f, jac)
+def _(model: SpatialModel, rows, selection, q, qd, qdd, lam, f, jac, frames=None, w=None):
+    return loop_rows.step_rows(model, rows, selection, q, qd, qdd, lam, f, jac, frames, w)
 
 
 @constraint_rows.register

@@ -1,7 +1,9 @@
 """Time series of a mechanism's state as CSV: ``t``, ``q.<coord>``, ``qd.<coord>``, ``qdd.<coord>``,
 ``Q.<coord>`` (generalized force applied on a coordinate), ``lambda.<k>`` (Lagrange multipliers),
-``model.<name>`` (an estimator's model-error states, e.g. ``model.gravity_error``,
-``model.mass_error.<body>``, ``model.length_error.<body>``, ``model.friction.<coordinate>``).
+``W.<frame>.<axis>`` (an external wrench on a named frame, in its axes about its origin: ``mx``, ``my``,
+``mz`` [N·m], ``fx``, ``fy``, ``fz`` [N]), ``model.<name>`` (an estimator's model-error states, e.g.
+``model.gravity_error``, ``model.mass_error.<body>``, ``model.length_error.<body>``,
+``model.friction.<coordinate>``).
 
 Only the groups present are written; SI units throughout (see DEVELOPERS.md).
 """
@@ -15,13 +17,21 @@ import numpy as np
 
 from estimator.errors import MbstateError
 
+WRENCH_AXES = ("mx", "my", "mz", "fx", "fy", "fz")  # the components of an external wrench w = (t; f)
+
+
+def wrench_columns(frame: str) -> list[str]:
+    """The columns (and plot keys) of the external wrench on ``frame``: ``W.<frame>.<axis>``."""
+    return [f"W.{frame}.{axis}" for axis in WRENCH_AXES]
+
 
 @dataclass
 class Trajectory:
     """States at times ``t`` [s]; arrays are (len(t), n) for q, qd, qdd and (len(t), m) for lam.
 
-    ``forces`` maps a coordinate name to the generalized force applied on it at each time; ``model`` a
-    model-error state's name to its estimate at each time.
+    ``forces`` maps a coordinate name to the generalized force applied on it at each time; ``wrenches`` a
+    frame name to the external wrench on it at each time (len(t), 6); ``model`` a model-error state's name
+    to its estimate at each time.
     """
 
     t: np.ndarray
@@ -32,6 +42,7 @@ class Trajectory:
     forces: dict[str, np.ndarray] = field(default_factory=dict)
     lam: np.ndarray | None = None
     model: dict[str, np.ndarray] = field(default_factory=dict)
+    wrenches: dict[str, np.ndarray] = field(default_factory=dict)
 
     def columns(self) -> tuple[list[str], np.ndarray]:
         """CSV header and the data matrix."""
@@ -46,6 +57,9 @@ class Trajectory:
         if self.lam is not None:
             header += [f"lambda.{k}" for k in range(self.lam.shape[1])]
             blocks.append(self.lam)
+        for frame, values in self.wrenches.items():
+            header += wrench_columns(frame)
+            blocks.append(np.asarray(values).reshape(-1, 6))
         for name, values in self.model.items():
             header.append(f"model.{name}")
             blocks.append(np.asarray(values)[:, None])

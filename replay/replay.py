@@ -184,7 +184,7 @@ def take_input(name: str | Path, intake: Intake, kind: str, body: dict[str, Any]
 def estimates_trajectory(mech: Model, estimates: Sequence[Any]) -> Trajectory:
     """Estimates as a Trajectory (for estimator.timeseries.write_csv): an actuator's force is the
     generalized force on its coordinate (``Q.<coordinate>``); other named forces keep their name; the
-    model-error states (``model``) are columns ``model.<name>``."""
+    model-error states (``model``) are columns ``model.<name>``, the external wrenches ``W.<frame>.<axis>``."""
     coordinate_of = {name: mech.coordinate_names[c] for name, c in actuators(mech)}
     names = list(estimates[0].forces) if estimates else []
     return Trajectory(t=np.array([e.t for e in estimates], float), coordinate_names=mech.coordinate_names,
@@ -195,7 +195,9 @@ def estimates_trajectory(mech: Model, estimates: Sequence[Any]) -> Trajectory:
                               for name in names},
                       lam=np.array([e.lam for e in estimates], float).reshape(len(estimates), constraint_count(mech)),
                       model={name: np.array([e.model.get(name, np.nan) for e in estimates])
-                             for name in (estimates[0].model if estimates else {})})
+                             for name in (estimates[0].model if estimates else {})},
+                      wrenches={name: np.array([e.wrenches.get(name, np.full(6, np.nan)) for e in estimates], float)
+                                for name in (estimates[0].wrenches if estimates else {})})
 
 
 @dataclass(frozen=True)

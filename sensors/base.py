@@ -3,7 +3,8 @@
 A sensor kind (gyroscope, accelerometer, encoder, load cell) is one class built from its config
 section and the mechanism. Its measurement function h reads the state blocks named in
 ``variables`` — ``q``, ``v`` (q̇), ``a`` (q̈), ``l`` (λ), ``f`` (actuator forces), ``g`` (the estimator's
-relative gravity error, one entry: 0 unless its state carries it) — and returns h and
+relative gravity error, one entry: 0 unless its state carries it), ``w`` (the external wrenches on named
+frames the estimator carries, 6 entries each: only a sensor made by ``with_wrenches`` reads them) — and returns h and
 ∂h/∂block analytically, in numpy (compiled where it is hot) and without GTSAM. The sensor does not
 touch the graph: the estimator turns a reading z into whitened rows of the step it attaches to
 (estimator.factors.observation_stack), e = W (h(x) + b − z), wrapped to (−π, π] for rotary
@@ -21,13 +22,16 @@ variance (rounding to the nearest step).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 from numba import njit
 
 from estimator.errors import shown
 from estimator.section import Section
+
+if TYPE_CHECKING:
+    from estimator.spatial.frame_wrenches import FrameWrenches
 
 Jacobians = list[np.ndarray]
 LOSSES = ("huber", "cauchy")
@@ -159,6 +163,11 @@ class Sensor(Protocol):
         """How the device reports already corrupted values (N, d) in time order (encoders wrap or unwrap)."""
         ...
 
+    def with_wrenches(self, frames: FrameWrenches) -> Sensor:
+        """The sensor as it reads the external wrenches on ``frames`` too (one more block, ``w``): itself
+        for a kind whose reading does not depend on them."""
+        ...
+
 
 class SensorModel:
     """The shared part of every kind (it satisfies ``Sensor``): a subclass sets ``params``,
@@ -183,6 +192,10 @@ class SensorModel:
     def present(self, values: np.ndarray) -> np.ndarray:
         """How the device reports already corrupted values (encoders wrap or unwrap)."""
         return values
+
+    def with_wrenches(self, frames: FrameWrenches) -> Sensor:
+        """Itself: a kind whose reading depends on external wrenches overrides this (``Sensor``)."""
+        return self
 
 
 def wrap_angle(angle: np.ndarray) -> np.ndarray:

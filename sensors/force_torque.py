@@ -13,7 +13,9 @@ wrenches minus gravity's; the drive's friction and rotor inertia act inside the 
 moment about a revolute axis is what sensors.joint_torque reads). Held at rest, the distal side's
 weight gives f = −m R_sᵀ g: +m|g| on an upward axis. Jacobians: Wⱼ's analytic tangents carried
 into S (estimator.spatial.dynamics.JointWrench), rows reordered. An external wrench on the distal
-side enters Wⱼ with a minus sign, as for the joint torque sensor.
+side enters Wⱼ with a minus sign, as for the joint torque sensor: with the estimator's external
+wrenches w on named frames (``with_wrenches``), one more block ``w``, ∂(t; f)/∂w_f = −X(S ← f) for a
+frame f beyond the joint, else 0 (estimator.spatial.frame_wrenches), rows reordered.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import numpy as np
 from estimator.section import Section
 from estimator.spatial import lie
 from estimator.spatial.dynamics import JointWrench
+from estimator.spatial.frame_wrenches import FrameWrenches, workspace_poses
 from estimator.spatial.model import SpatialModel
 from sensors.base import Jacobians, SensorModel, SensorParams, check_noise, read_common
 from sensors.mounting import read_joint
@@ -34,14 +37,14 @@ FORCE_FIRST = np.array([3, 4, 5, 0, 1, 2])
 
 class ForceTorque(SensorModel):
     """6-axis force-torque sensor on joint ``joint`` in the frame (rot, pos) of its child link
-    (module docstring)."""
+    (module docstring); ``frames``: the external wrenches it reads too (block ``w``), None: none."""
 
     dimension = 6
-    variables = ("q", "v", "a")
 
     def __init__(self, params: SensorParams, model: SpatialModel, joint: int, rot: np.ndarray,
-                 pos: np.ndarray) -> None:
-        self.params, self.joint = params, joint
+                 pos: np.ndarray, frames: FrameWrenches | None = None) -> None:
+        self.params, self.model, self.joint, self.mount, self.frames = params, model, joint, (rot, pos), frames
+        self.variables = ("q", "v", "a") if frames is None else ("q", "v", "a", "w")
         self.wrench = JointWrench(model, joint, rot, pos)
 
     @classmethod
@@ -54,12 +57,22 @@ class ForceTorque(SensorModel):
         check_noise(section, params)
         return cls(params, model, joint, lie.rotation_rpy(np.array(rpy)), np.array(xyz))
 
-    def measurement(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+    def with_wrenches(self, frames: FrameWrenches) -> ForceTorque:
+        """The same sensor reading the external wrenches on ``frames`` too (module docstring)."""
+        return ForceTorque(self.params, self.model, self.joint, *self.mount, frames)
+
+    def measurement(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, w: np.ndarray | None = None,
                     jac: bool = True) -> tuple[np.ndarray, Jacobians | None]:
-        """h = (f; t) [N; N·m] in the sensor frame; Jacobians wrt (q, q̇, q̈), 6 x n each."""
-        value, tangents = self.wrench.evaluate(q, qd, qdd)
+        """h = (f; t) [N; N·m] in the sensor frame; Jacobians wrt (q, q̇, q̈), 6 x n each, and wrt w
+        (6 x 6k) when the sensor reads the external wrenches."""
+        applied = None if self.frames is None else self.frames.body_wrenches(w)
+        value, tangents = self.wrench.evaluate(q, qd, qdd, applied)
         h = value[FORCE_FIRST]
         if not jac:
             return h, None
         blocks = np.ascontiguousarray(tangents[:, :, FORCE_FIRST].transpose(0, 2, 1))  # (3, 6, n), fresh
-        return h, [blocks[0], blocks[1], blocks[2]]
+        jacobians = [blocks[0], blocks[1], blocks[2]]
+        if self.frames is not None:
+            poses = workspace_poses(self.wrench.work)
+            jacobians.append(self.frames.through_joint(poses, self.joint, *self.mount)[FORCE_FIRST])
+        return h, jacobians

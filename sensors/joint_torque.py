@@ -10,10 +10,11 @@ Wⱼ the wrench joint j transmits onto its child body (the inertial wrenches of 
 it minus gravity's). Positive along the joint axis: it is the torque that drives q̈ⱼ > 0 at rest
 without gravity. Jacobians: ʲXⱼᵀ of W's analytic tangents (estimator.spatial.dynamics.JointWrench,
 from the RNEA derivatives' composites). An external wrench on the distal side enters Wⱼ, with
-a minus sign, as the RNEA's applied wrench: when the estimator carries one, it is one more block
-of h, ∂h/∂W_ext = −ʲXⱼᵀ Adᵀ of the frame it acts on.
-A virtual sensor on a truth with contact (State.wrenches) reads h − (Jᶠᵀ W_ext)ⱼ: the share of the applied
-wrenches in joint j's force, the RNEA's Q(q, 0, 0; W_ext) − Q(q, 0, 0).
+a minus sign, as the RNEA's applied wrench: when the estimator carries external wrenches w on named
+frames (``with_wrenches``), they are one more block of h, ``w``, with ∂h/∂w_f = −ʲXⱼᵀ X(j ← f) for a
+frame f beyond the joint, else 0 (estimator.spatial.frame_wrenches), and Wⱼ's q-tangent carries
+their turn with q. A virtual sensor on a truth with contact (State.wrenches) reads h − (Jᶠᵀ W_ext)ⱼ: the
+share of the applied wrenches in joint j's force, the RNEA's Q(q, 0, 0; W_ext) − Q(q, 0, 0).
 """
 
 from __future__ import annotations
@@ -22,23 +23,27 @@ import numpy as np
 
 from estimator.section import Section
 from estimator.spatial.dynamics import JointWrench, body_wrenches, inverse_dynamics
+from estimator.spatial.frame_wrenches import FrameWrenches, workspace_poses
 from estimator.spatial.model import PRISMATIC, SpatialModel
 from sensors.base import Jacobians, SensorModel, SensorParams, State, check_noise, read_common
 from sensors.mounting import read_joint
 
 KIND = "joint_torque"
 SPAN = 1e7  # default range ±SPAN [N·m or N] without a saturation
+NO_MOUNT = (np.eye(3), np.zeros(3))  # the joint's wrench is read in its body's frame
 
 
 class JointTorque(SensorModel):
-    """Torque sensor on joint ``joint`` (index in the model; module docstring)."""
+    """Torque sensor on joint ``joint`` (index in the model; module docstring); ``frames``: the external
+    wrenches it reads too (block ``w``), None: none."""
 
     dimension = 1
-    variables = ("q", "v", "a")
 
-    def __init__(self, params: SensorParams, model: SpatialModel, joint: int) -> None:
-        self.params, self.joint, self.model = params, joint, model
-        self.wrench = JointWrench(model, joint, np.eye(3), np.zeros(3))
+    def __init__(self, params: SensorParams, model: SpatialModel, joint: int,
+                 frames: FrameWrenches | None = None) -> None:
+        self.params, self.model, self.joint, self.frames = params, model, joint, frames
+        self.variables = ("q", "v", "a") if frames is None else ("q", "v", "a", "w")
+        self.wrench = JointWrench(model, joint, *NO_MOUNT)
         self._axis = model.screw[joint].copy()
 
     @classmethod
@@ -49,15 +54,25 @@ class JointTorque(SensorModel):
         check_noise(section, params)
         return cls(params, model, joint)
 
-    def measurement(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+    def with_wrenches(self, frames: FrameWrenches) -> JointTorque:
+        """The same sensor reading the external wrenches on ``frames`` too (module docstring)."""
+        return JointTorque(self.params, self.model, self.joint, frames)
+
+    def measurement(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, w: np.ndarray | None = None,
                     jac: bool = True) -> tuple[np.ndarray, Jacobians | None]:
-        """h = ʲXⱼᵀ Wⱼ [N·m or N]; Jacobians wrt (q, q̇, q̈), 1 x n each."""
-        value, tangents = self.wrench.evaluate(q, qd, qdd)
+        """h = ʲXⱼᵀ Wⱼ [N·m or N]; Jacobians wrt (q, q̇, q̈), 1 x n each, and wrt w (1 x 6k) when the
+        sensor reads the external wrenches."""
+        applied = None if self.frames is None else self.frames.body_wrenches(w)
+        value, tangents = self.wrench.evaluate(q, qd, qdd, applied)
         h = np.array([self._axis @ value])
         if not jac:
             return h, None
         rows = tangents @ self._axis  # (3, n): one fresh array, its rows the three blocks
-        return h, [rows[0:1], rows[1:2], rows[2:3]]
+        blocks = [rows[0:1], rows[1:2], rows[2:3]]
+        if self.frames is not None:
+            poses = workspace_poses(self.wrench.work)
+            blocks.append(self._axis @ self.frames.through_joint(poses, self.joint, *NO_MOUNT)[None])
+        return h, blocks
 
     def measure(self, state: State) -> np.ndarray:
         """The ideal reading, with the share of the state's applied wrenches (module docstring)."""

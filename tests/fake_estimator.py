@@ -47,6 +47,7 @@ class FakeStep:
     flags: tuple[str, ...]
     update_steps: int = 1
     model: dict = field(default_factory=dict)
+    wrenches: dict = field(default_factory=dict)
 
 
 class FakeEstimator:

@@ -5,8 +5,9 @@ and the integrity found (checksums, a crash's damage); a damaged record is an er
 ``export`` writes one kind of record as CSV by the time-series convention of docs/formats.md: ``truth``
 and ``estimates`` as ``t, q.<coord>, qd.<coord>, qdd.<coord>, Q.<coord>, lambda.<k>`` (the
 actuators' forces on their coordinates; a log without ``actuator_coordinates`` names the
-actuators), ``readings`` of one sensor as ``t, seq, value.<axis>`` (t: the reading's stamp;
-readings that are not valid numbers of the sensor's size are skipped and counted); with ``--format
+actuators) and, for estimates with external wrenches, ``W.<frame>.<axis>``, ``readings`` of one
+sensor as ``t, seq, value.<axis>`` (t: the reading's stamp; readings that are not valid numbers of
+the sensor's size are skipped and counted); with ``--format
 mcap`` every record of the kinds given (all by default) as an MCAP file (estimator.cli.log_mcap).
 """
 
@@ -49,7 +50,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     export = commands.add_parser(
         "export", help="one kind of record as CSV, or every record as MCAP",
         description="Write the truth, estimate or (one sensor's) reading records as CSV: t, q.<coord>, "
-                    "qd.<coord>, qdd.<coord>, Q.<coord>, lambda.<k> for states; t, seq, value.<axis> for "
+                    "qd.<coord>, qdd.<coord>, Q.<coord>, lambda.<k> (and W.<frame>.<axis>) for states; t, seq, "
+                    "value.<axis> for "
                     "readings. With --format mcap: every record (or those of --records) as an MCAP file of "
                     "JSON channels with their JSON Schemas, the header as metadata (needs the export extra).")
     export.add_argument("log", nargs="+", metavar="LOG", help="log file(s) or folder")
@@ -175,7 +177,10 @@ def _write_states(writer: CsvWriter, header: dict[str, Any], records: Iterable[d
                 qd=np.array([r["qd"] for r in chunk], float).reshape(len(chunk), n),
                 qdd=np.array([r["qdd"] for r in chunk], float).reshape(len(chunk), n),
                 forces={str(forces[j]) if j < len(forces) else str(j): f[:, j] for j in range(f.shape[1])},
-                lam=np.array([r["lam"] for r in chunk], float).reshape(len(chunk), -1)))
+                lam=np.array([r["lam"] for r in chunk], float).reshape(len(chunk), -1),
+                wrenches={str(frame): np.array([_wrenches(r).get(frame, [np.nan] * 6) for r in chunk],
+                                               float).reshape(len(chunk), 6)
+                          for frame in _wrenches(chunk[0])}))
         except (KeyError, TypeError, ValueError) as exc:
             raise MbstateError(f"{writer.path}: a state record of the log without the keys t, q, qd, qdd, lam of "
                                f"consistent sizes ({exc})") from None
@@ -183,6 +188,15 @@ def _write_states(writer: CsvWriter, header: dict[str, Any], records: Iterable[d
     if not written:
         writer.write_rows(["t"], np.zeros((0, 1)))
     return written
+
+
+def _wrenches(record: dict[str, Any]) -> dict[str, Any]:
+    """An estimate record's external wrenches by frame ({} without); TypeError for a record whose
+    ``wrenches`` is not a map."""
+    wrenches = record.get("wrenches") or {}
+    if not isinstance(wrenches, dict):
+        raise TypeError("wrenches is not a map of frame names to wrenches")
+    return wrenches
 
 
 def _reading_row(body: dict[str, Any]) -> list[float] | None:

@@ -22,7 +22,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "replay", help="run a recorded log through the estimator, write the estimates",
         description="Feed every message LOG recorded, and the node's resets, in recorded order through "
                     "the same per-message path as the live node (same validation, counters and estimator) "
-                    "and write the estimates as CSV (t, q.*, qd.*, qdd.*, Q.<actuator coordinate>, lambda.*). "
+                    "and write the estimates as CSV (t, q.*, qd.*, qdd.*, Q.<actuator coordinate>, lambda.*, and "
+                    "W.<frame>.<axis> with wrench states). "
                     "Deterministic by default: the estimator never degrades under load, so the same LOG and "
                     "CONFIG give the same CSV, byte for byte (the steps' wall time is still measured for the "
                     "summary). LOG must be recorded for CONFIG's mechanism and sensors (its header is "

@@ -1,7 +1,7 @@
 """The stacked state of the online estimator and its process-model factors.
 
 x_k = [q (n); q̇ (n); q̈ (n); F (a); g (0 or 1); ν (0 or nm); ℓ (0 or nl); c (0 or nc); Ḟ (0 or a); b (nb);
-λ (|S|)]:
+w (6 per frame); λ (|S|)]:
 λ on an independent subset S of the constraint rows (dynamics only), F the unknown actuator forces
 (dynamics only), g the relative error of the model's gravity (optional, dynamics only: the model's gravity force
 Q_g becomes (1 + g) Q_g), ν for the relative errors μ = P ν of the masses of the model's nm bodies
@@ -11,17 +11,19 @@ inertia, become (1 + μ_b) times the model's; P keeps the total mass, estimator.
 row u·u − L_b² becomes u·u − L_b² (1 + ℓ_b)², estimator.lengths), c the viscous friction
 coefficients on nc chosen coordinates that the model lacks (optional, dynamics only: a generalized force
 −c_i q̇_i on coordinate i), Ḟ the rates of F (the smooth force model), b the biases of the sensors with
-``bias_state`` (each sensor's d entries, in sensor order).
-One variable per step keeps GTSAM's bookkeeping small (estimator.factors.stacked_state); F, g, ν, ℓ, c
-and b ride in it, so their random walks join the integrators in one native factor between
+``bias_state`` (each sensor's d entries, in sensor order), w the external wrenches on named frames of a
+URDF model (optional, dynamics only: w_f = (t; f) in frame f's axes about its origin, the RNEA's applied
+wrenches, estimator.spatial.frame_wrenches).
+One variable per step keeps GTSAM's bookkeeping small (estimator.factors.stacked_state); F, g, ν, ℓ, c,
+b and w ride in it, so their random walks join the integrators in one native factor between
 consecutive states:
 
     model rows of step k (one Python factor, with that step's readings, estimator.factors.observation_stack):
       dynamics:    [Φ_S; Φq_S q̇; M q̈ + Φq_Sᵀ λ − Q − E F − Q_g g + Σ_b μ_b (M_b q̈ − (1 + g) Q_g,b)
-                    + C q̇; Φq_S q̈ − γ_S]
+                    + C q̇ − Σ_f J_fᵀ w_f; Φq_S q̈ − γ_S]
                    (estimator.dynamics.step_rows, g as one more unknown force, on the column Q_g;
                    the mass errors' term: mass_error_rows; C = diag(c) on the friction's
-                   coordinates: friction_rows)
+                   coordinates: friction_rows; w through the model's RNEA, estimator.model_protocol.step_rows)
       kinematics:  [Φ_S; Φq_S q̇; Φq_S q̈ − γ_S]                          (its constraint block)
       either, with ℓ: Φ_S's distance rows less L_b² ((1 + ℓ_b)² − 1)   (length_error_rows)
     process rows between steps (native, linear; estimator.factors.native):
@@ -33,7 +35,7 @@ consecutive states:
       (K_s a share of K: estimator.online.config.FORCE_STEP_SHARE),
       g_k − g_{k−1} ~ N(0, K_g² h), ν_k − ν_{k−1} ~ N(0, K_ν² h), ℓ_k − ℓ_{k−1} ~ N(0, K_ℓ² h),
       c_k − c_{k−1} ~ N(0, K_c² h),
-      b_k − b_{k−1} ~ N(0, K_b² h) per sensor,
+      b_k − b_{k−1} ~ N(0, K_b² h) per sensor, w_k − w_{k−1} ~ N(0, K_w² h),
       kinematics only, and for the jerk force model on the z the forces act on (F then free at each
       step, and those z without the white acceleration of the Adams-Moulton rows):
       z̈_k − z̈_{k−1} ~ N(0, K_j² h) (white jerk, the constant-acceleration model).
@@ -56,6 +58,7 @@ from estimator.lengths import BodyLengthTerms
 from estimator.mass import BodyMassTerms
 from estimator.model import Mechanism
 from estimator.model_protocol import constraint_rows, step_rows
+from estimator.spatial.frame_wrenches import FrameWrenches
 
 
 @dataclass(frozen=True)
@@ -67,7 +70,8 @@ class EstimationLayout:
     ``force_rates``: whether x carries Ḟ, the rates of the unknown forces (the smooth force model);
     ``masses``: how many mass-error entries ν x carries (0, or one per body with mass); ``lengths``:
     how many length errors ℓ (0, or one per body with a kept distance row); ``frictions``: the
-    coordinates whose viscous friction coefficient c x carries.
+    coordinates whose viscous friction coefficient c x carries; ``wrenches``: the frames whose external
+    wrench w x carries (6 entries each).
     The slices are cached: every step's factor reads them."""
 
     n: int
@@ -80,6 +84,7 @@ class EstimationLayout:
     masses: int = 0
     lengths: int = 0
     frictions: tuple[int, ...] = ()
+    wrenches: tuple[str, ...] = ()
 
     @cached_property
     def integrated(self) -> np.ndarray:
@@ -88,7 +93,7 @@ class EstimationLayout:
 
     @cached_property
     def shared(self) -> np.ndarray:
-        """The columns the factors between steps touch, s = [z; ż; z̈; F; g; ν; ℓ; c; Ḟ; b]
+        """The columns the factors between steps touch, s = [z; ż; z̈; F; g; ν; ℓ; c; Ḟ; b; w]
         (estimator.factors.reduced_state)."""
         picked = self.integrated
         return np.concatenate((picked, self.n + picked, 2 * self.n + picked, np.arange(3 * self.n, self.lam.start)))
@@ -148,10 +153,15 @@ class EstimationLayout:
         return slice(start, start + self.bias[sensor])
 
     @cached_property
+    def wrench(self) -> slice:
+        """The columns of w (empty without them), after b."""
+        start = self.force_rate.stop + sum(self.bias)
+        return slice(start, start + 6 * len(self.wrenches))
+
+    @cached_property
     def lam(self) -> slice:
         """Last, after every column the factors between steps may touch."""
-        start = self.force_rate.stop + sum(self.bias)
-        return slice(start, start + len(self.rows))
+        return slice(self.wrench.stop, self.wrench.stop + len(self.rows))
 
     @cached_property
     def size(self) -> int:
@@ -164,22 +174,25 @@ class EstimationLayout:
 
 
 def dynamics_rows(mech: Mechanism, layout: EstimationLayout, selection: np.ndarray, masses: BodyMassTerms | None,
-                  lengths: BodyLengthTerms | None, x: np.ndarray,
-                  jac: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+                  lengths: BodyLengthTerms | None, x: np.ndarray, jac: bool = True,
+                  frames: FrameWrenches | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """e = [Φ_S; Φq_S q̇; M q̈ + Φq_Sᵀ λ − Q − E [F; g]; Φq_S q̈ − γ_S] and ∂e/∂x (E = ``selection``: the
     actuators' columns, and the column Q_g last when x carries g), with the mass errors' term
     (mass_error_rows) on the bodies of ``masses`` when x carries ν, the length errors' term
-    (length_error_rows) on the bodies of ``lengths`` when x carries ℓ and the friction's
-    (friction_rows) when x carries c."""
+    (length_error_rows) on the bodies of ``lengths`` when x carries ℓ, the friction's
+    (friction_rows) when x carries c and the external wrenches on the frames of ``frames`` (in the
+    model's step_rows: the RNEA's applied wrenches) when x carries w."""
     n, size = layout.n, len(layout.rows)
     error, block = step_rows(mech, layout.row_indices, selection, x[:n], x[n:2 * n], x[2 * n:3 * n],
-                             x[layout.lam], x[layout.loads], jac)
+                             x[layout.lam], x[layout.loads], jac, frames, x[layout.wrench])
     jacobian = None
     if jac:
         jacobian = np.zeros((error.shape[0], layout.size))
         jacobian[:, :3 * n] = block[:, :3 * n]
         jacobian[:, layout.lam] = block[:, 3 * n:3 * n + size]
-        jacobian[:, layout.loads] = block[:, 3 * n + size:]
+        loads = 3 * n + size + layout.loads.stop - layout.loads.start
+        jacobian[:, layout.loads] = block[:, 3 * n + size:loads]
+        jacobian[:, layout.wrench] = block[:, loads:]
     if layout.masses:
         mass_error_rows(masses, layout, x, slice(2 * size, 2 * size + n), error, jacobian)
     if layout.lengths:

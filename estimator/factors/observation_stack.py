@@ -3,7 +3,7 @@
 A reading z of sensor s stamped t = t_k + δ (|δ| ≤ h/2) attaches to the nearest step k and is
 compared with the state carried to its stamp by x_k's own derivatives (Taylor, exact to O(δ³) in q):
 
-    q(t) = q + δ q̇ + δ²/2 q̈,   q̇(t) = q̇ + δ q̈,   q̈, λ, F, b unchanged,
+    q(t) = q + δ q̇ + δ²/2 q̈,   q̇(t) = q̇ + δ q̈,   q̈, λ, F, b, w unchanged,
     e = W (h_s(x(t)) + b_s − z)   (wrapped for angles),  ∂e/∂x = W (∂h/∂x(t)) T(δ),
 
 with W the whitening of the sensor's σ (W = 1/σ) or of the reading's covariance (W = L⁻¹,
@@ -72,6 +72,10 @@ def sensor_term(sensor: Sensor, index: int, layout: EstimationLayout, m: int,
         if variable == "g":  # the gravity error: its column, or 0 for a state without it
             lift = np.zeros((3, 1, layout.size))
             lift[0, 0, layout.gravity_error] = 1.0
+        elif variable == "w":  # the external wrenches (a sensor made by with_wrenches on the layout's frames)
+            columns = np.arange(layout.size)[layout.wrench]
+            lift = np.zeros((3, len(columns), layout.size))
+            lift[0, np.arange(len(columns)), columns] = 1.0
         elif variable in "qva":
             lift = np.zeros((3, n, layout.size))
             first = "qva".index(variable)  # q(t) = q + δ q̇ + δ²/2 q̈, q̇(t) = q̇ + δ q̈, q̈(t) = q̈

@@ -14,8 +14,10 @@ the time from)::
                                    the actuator's name where actuators share a coordinate); an
                                    estimate: the estimated ones; truth: every actuator
     lambda.<k>                     multiplier of constraint row k
+    W.<frame>.<axis>               an external wrench on a named frame (axes mx, my, mz, fx, fy, fz;
+                                   estimator.timeseries.wrench_columns)
     step, latency_ms, update_steps an estimate's (estimator.node.publishing)
-    q.<coord>+2sigma, q.<coord>-2sigma, and the same for qd and Q   an estimate with σ: its 2σ band
+    q.<coord>+2sigma, q.<coord>-2sigma, and the same for qd, Q and W   an estimate with σ: its 2σ band
     model.<name>                   an estimate's model-error states
 
 Every value is a float. Why flat, and floats only: PlotJuggler's msgpack parser names a nested value
@@ -30,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from estimator.model_protocol import Model, actuators, constraint_count
+from estimator.timeseries import wrench_columns
 
 TOPIC = b"estimate"  # the ZeroMQ topic frame of the node's plot stream
 COUNTS = ("step", "latency_ms", "update_steps")  # an estimate's numbers besides its state
@@ -71,6 +74,8 @@ class PlotMap:
         for key in COUNTS:
             if key in record:
                 flat[key] = float(record[key])
+        for frame, wrench in (record.get("wrenches") or {}).items():
+            flat.update(zip(wrench_columns(frame), wrench))
         if sigma := record.get("sigma"):
             self._add_bands(flat, record, sigma)
         if model := record.get("model"):
@@ -85,6 +90,9 @@ class PlotMap:
         for (name, value), s in zip(record.get("forces", {}).items(), sigma.get("forces", ())):
             high, low = self.force_bands[name]
             flat[high], flat[low] = value + 2.0 * s, value - 2.0 * s
+        for frame, wrench in (record.get("wrenches") or {}).items():
+            for (high, low), value, s in zip(_bands(wrench_columns(frame)), wrench, sigma.get(f"wrench.{frame}", ())):
+                flat[high], flat[low] = value + 2.0 * s, value - 2.0 * s
 
 
 def _bands(keys: Sequence[str]) -> list[tuple[str, str]]:

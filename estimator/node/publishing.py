@@ -64,6 +64,8 @@ def estimate_fields(estimate: StepEstimate) -> dict[str, Any]:
         fields["sigma"] = plain(estimate.sigma)
     if estimate.model:
         fields["model"] = {str(k): float(v) for k, v in estimate.model.items()}
+    if estimate.wrenches:
+        fields["wrenches"] = {str(k): plain(np.asarray(v, float)) for k, v in estimate.wrenches.items()}
     return fields
 
 

@@ -17,6 +17,7 @@ from estimator.errors import MbstateError, shown
 from estimator.model_protocol import Model, actuators
 from estimator.section import Section
 from estimator.smoother import FACTORIZATIONS
+from estimator.spatial.frame_wrenches import movable_frames
 from estimator.spatial.model import SpatialModel
 
 KINDS = ("smoother", "error_ekf", "ukf", "null_jerk", "momentum_observer")
@@ -30,7 +31,8 @@ ACCELERATION_START = 0.3  # [rad/s²/√Hz] auto acceleration_noise until the mo
 ACCELERATION_FLOOR = 0.01  # the auto acceleration_noise's least value, as a share of ACCELERATION_START
 ACCELERATION_HORIZON = 0.5  # [s] the horizon the auto acceleration_noise is matched over
 ACCELERATION_MEMORY = 2.0  # [s] time constant of its mean (estimator.online.acceleration_noise)
-DYNAMICS_KEYS = ("gravity_sigma", "mass_sigma", "friction_sigma", "force_noise")  # act on the equations of motion
+DYNAMICS_KEYS = ("gravity_sigma", "mass_sigma", "friction_sigma", "force_noise",
+                 "wrenches")  # act on the equations of motion
 NULLABLE = ("relinearize_threshold", "force_rate", "outlier_gate", "gravity_sigma", "mass_sigma",
             "length_sigma", "friction_sigma")  # may be null
 AUTO = "auto"  # a size left to the estimator (EstimatorConfig.with_model_states, with_force_model; walk_scale)
@@ -71,8 +73,6 @@ class EstimatorConfig:
       URDF tree with a joint torque sensor on every joint) runs the ``null_jerk`` filter on the other
       sensors for q, q̇ and q̈ and reads ``observer_gain`` [1/s], K_O of ṙ = K_O (τ_ext − r): the
       bandwidth of its estimate (configs/estimator/README.md gives the trade-off and the figures).
-      ``wrenches``: names of frames (a URDF's links or sidecar frames) whose external wrench the
-      estimator reports, (m; f) in the frame's axes about its origin.
     Time grid and window
       ``rate`` [Hz] grid rate; ``lag`` [steps] smoother window behind the newest step (N_w ≥ 1);
       ``delay_steps`` [steps] a step t_k is processed once the newest sensor time reaches
@@ -176,6 +176,20 @@ class EstimatorConfig:
       force of density S_i on coordinate i, which moves every coordinate the mass matrix couples to it.
       Held over a step h it is the equation of motion of coordinate i with σ_i = hypot(dynamics_sigma,
       S_i/√h) (estimator.online.step_model); it needs the dynamics.
+    External wrenches (estimator.online.wrench_states)
+      ``wrenches``: names of frames of a URDF model (its links or its sidecar's frames, not on the fixed
+      base) whose external wrench w_f = (t; f) [N·m; N], in the frame's axes about its origin, the state
+      carries (empty, the default: none): the equations of motion get the applied wrench, −Σ_f J_fᵀ w_f
+      (the RNEA's applied wrenches), and the joint torque and force-torque sensors read the part
+      beyond their joint. Contact at a tool, a payload's weight. It needs the dynamics; a planar model
+      has no named frames. ``wrench_sigma`` [N·m, N]: σ of their start prior on every component.
+      ``wrench_random_walk`` [N·m/√s, N/√s]: density K_w of their random walk, w_k − w_{k−1} ~
+      N(0, K_w² h), the same on every component; ``auto`` (the default): per component, the unknown
+      forces' walk density K (``force_random_walk`` or ``force_rate``, auto: its start value) over the
+      largest lever through which a joint feels that component at the start configuration (the
+      largest |J_f| entry of its row; at least 1 for a moment, at least the bodies' mean length for a
+      force, for a component no joint feels): the wrench walks as much as a drive torque does, seen
+      from the joint it moves most (estimator.online.wrench_states.wrench_walk).
     Start-up (estimator.online.startup)
       ``startup_span`` [s]: the readings of this much sensor time from the first one are fitted for the
       start state at the middle of the span, t0 (encoders: value, rate and acceleration); the grid starts
@@ -257,6 +271,9 @@ class EstimatorConfig:
     dynamics_sigma: float | str = AUTO
     acceleration_noise: float | str = AUTO
     force_noise: tuple[tuple[str, float], ...] = ()
+    wrenches: tuple[str, ...] = ()
+    wrench_sigma: float = 100.0
+    wrench_random_walk: float | str = AUTO
     jerk_random_walk: float | str = AUTO
     constraint_sigma: float = 1e-5
     velocity_constraint_sigma: float = 3e-4
@@ -283,11 +300,10 @@ class EstimatorConfig:
     max_pending: int = 10_000
     outlier_gate: float | None = 3000.0
     outlier_release: int = 5
-    wrenches: tuple[str, ...] = ()
     observer_gain: float = OBSERVER_GAIN
 
     def __post_init__(self) -> None:
-        positive = ("rate", "force_sigma",
+        positive = ("rate", "force_sigma", "wrench_sigma",
                     "constraint_sigma", "velocity_constraint_sigma", "acceleration_constraint_sigma", "integrator_sigma",
                     "startup_timeout", "position_sigma", "velocity_sigma",
                     "free_sigma", "latency_budget_ms", "linearization_tolerance", "observer_gain")
@@ -306,7 +322,7 @@ class EstimatorConfig:
                   ("force_model", self.force_model in CHOICES["force_model"],
                    f"one of {', '.join(CHOICES['force_model'])}"),
                   *((key, getattr(self, key) == AUTO or getattr(self, key) > 0.0, "auto or a positive number")
-                    for key in (*WALK_STARTS, *SCALED)),
+                    for key in (*WALK_STARTS, *SCALED, "wrench_random_walk")),
                   ("max_relinearizations", self.max_relinearizations >= 0, "at least 0"),
                   ("output_delay", 0 <= self.output_delay <= self.most_output_delay,
                    f"in [0, lag + 1 − max_coalesce = {self.most_output_delay}] steps (the step it holds back must "
@@ -421,17 +437,22 @@ class EstimatorConfig:
             name, default = spec.name, spec.default
             if name == "unknown_forces":
                 values[name] = _distinct_names(section, name, [a for a, _ in actuators(mech)], "actuator")
-            elif name == "wrenches":
-                values[name] = _distinct_names(section, name, frame_names(mech), "frame")
             elif name == "friction_coordinates":
                 values[name] = _distinct_names(section, name, mech.coordinate_names, "coordinate")
+            elif name == "wrenches":
+                if section.raw(name) and not isinstance(mech, SpatialModel):
+                    raise section.error(name, "external wrench states need a URDF model: a planar mechanism has no "
+                                              "named frames")
+                values[name] = _distinct_names(section, name, movable_frames(mech) if section.raw(name) else (),
+                                               "frame")
             elif name in ("initial_state", "initial_velocity"):
                 values[name] = _coordinate_values(section, mech, name)
             elif name == "force_noise":
                 values[name] = _force_noise(section, mech)
             elif name in NULLABLE and section.raw(name) is None:
                 values[name] = None
-            elif name in (*MODEL_STATES, *MODEL_WALKS.values(), *WALK_STARTS, *SCALED, "acceleration_noise"):
+            elif name in (*MODEL_STATES, *MODEL_WALKS.values(), *WALK_STARTS, *SCALED, "acceleration_noise",
+                          "wrench_random_walk"):
                 if isinstance(section.raw(name), str) and section.raw(name) != AUTO:
                     raise section.error(name, f"must be auto or a number, got {shown(section.raw(name), 40)}")
                 values[name] = AUTO if section.raw(name) == AUTO else section.number(name)
@@ -456,14 +477,9 @@ class EstimatorConfig:
             raise section.error(key.removeprefix("estimator."), problem) from None
 
 
-def frame_names(mech: Model) -> list[str]:
-    """The named frames of a URDF model (links and sidecar frames); none for a planar file."""
-    return [frame.name for frame in mech.frames] if isinstance(mech, SpatialModel) else []
-
-
 def _distinct_names(section: Section, key: str, known: Sequence[str], noun: str) -> tuple[str, ...]:
     """``key``: a list of distinct names among ``known`` (``noun``: what they name, for the errors):
-    ``unknown_forces`` of the actuators, ``friction_coordinates`` of the coordinates."""
+    ``unknown_forces`` of the actuators, ``friction_coordinates`` of the coordinates, ``wrenches`` of the frames."""
     names = section.raw(key)
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise section.error(key, f"must be a list of {noun} names, got {shown(names, 60)}")

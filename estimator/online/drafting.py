@@ -41,8 +41,12 @@ class Drafter:
     independent coordinates of its steps)."""
 
     def __init__(self, config: EstimatorConfig, layout: EstimationLayout, partitions: Partitions, model: StepModel,
-                 sensors: Sequence[Sensor], force_coordinates: Sequence[int]) -> None:
+                 sensors: Sequence[Sensor], force_coordinates: Sequence[int],
+                 wrench_walk: np.ndarray | None = None) -> None:
+        """``wrench_walk``: K_w of each entry of the external wrenches w (estimator.online.wrench_states;
+        None: x carries none)."""
         self.config, self.layout, self.partitions, self.model = config, layout, partitions, model
+        self.wrench_walk = np.zeros(0) if wrench_walk is None else wrench_walk
         self.sensors, self.force_coordinates = sensors, np.asarray(force_coordinates, int)
         self.force_walk = np.full(len(layout.forces), config.force_walk)  # K of each unknown force
         self.jerk_walk = np.full(len(self.jerk_columns), config.jerk_walk)  # D of each walked acceleration
@@ -72,7 +76,7 @@ class Drafter:
 
     def _random_walks(self) -> tuple[list, list]:
         """(walks, trapezoids) of process_relation that do not depend on the independent coordinates: the
-        force model's rows (the driven accelerations' white-jerk walk), the random walks of g, ν, ℓ, c and b."""
+        force model's rows (the driven accelerations' white-jerk walk), the random walks of g, ν, ℓ, c, b and w."""
         config, layout, h = self.config, self.layout, self.config.dt
         walks, trapezoids = [], []
         force_walk = self.force_walk
@@ -95,6 +99,8 @@ class Drafter:
         for i, sensor in enumerate(self.sensors):
             if sensor.params.bias_state:
                 walks.append((layout.bias_of(i), max(sensor.params.noise.bias_step_sigma(h), 1e-9)))
+        if layout.wrenches:
+            walks.append((layout.wrench, self.wrench_walk * np.sqrt(h)))
         return walks, trapezoids
 
     def process(self, order: int, integrated: tuple[int, ...], layouts: Sequence[EstimationLayout]) -> StepRelation:

@@ -13,15 +13,16 @@ Time grid. Steps t_k = t0 + k h, h = 1/rate, in sensor time; t0 is set at start-
 processed once the newest sensor time reaches t_k + delay_steps·h (default half a step: the
 readings that attach to k have then arrived when stamps arrive in order).
 
-Graph per step (estimator.factors.estimation_state): a stacked state x_k = [q; q̇; q̈; F; g; Ḟ; b; λ]
+Graph per step (estimator.factors.estimation_state): a stacked state x_k = [q; q̇; q̈; F; g; Ḟ; b; w; λ]
+(w: the external wrenches on the frames of EstimatorConfig ``wrenches``, estimator.online.wrench_states)
 with one factor holding the model rows (constraints and dynamics) AND the step's readings
 (estimator.factors.observation_stack), one native linear factor with the integrator on the independent
 coordinates z = q[I] (at the start the actuated coordinates when valid, else the angles:
 estimator.kinematics.suggested_independent; checked at each step's prediction and switched where they
 become ill-conditioned, so the partition is a property of the step: estimator.online.partitions), the
 force model's rows (F a random walk, or the integral of Ḟ, a random walk, or F free and the driven z̈
-a random walk) and the random walks of g and b, and at step 0 a native prior from the start-up
-solution (estimator.online.startup). Only s_k = [z; ż; z̈; F; g; Ḟ; b] is a GTSAM variable: the other
+a random walk) and the random walks of g, b and w, and at step 0 a native prior from the start-up
+solution (estimator.online.startup). Only s_k = [z; ż; z̈; F; g; Ḟ; b; w] is a GTSAM variable: the other
 columns (dependent q, q̇, q̈ and λ) meet their own step's factor alone and are eliminated from it
 before GTSAM sees it, and read back through the step's lift (estimator.factors.reduced_state). The
 step's factor is linearized at the step's prediction; without relinearization (the default,
@@ -162,6 +163,7 @@ from estimator.online.startup import (KnownVelocity, determines_position, initia
                                       readings_position, start_anchor)
 from estimator.online.step_model import step_model
 from estimator.online.walk_scale import AdaptiveWalks
+from estimator.online.wrench_states import wrench_frames, wrench_walk
 from estimator.smoother import FixedLagSmoother, SmootherOptions, SolverFailure
 from sensors.config import SensorSet
 from sensors.messages import Reading
@@ -201,6 +203,7 @@ class OnlineEstimator:
             raise MbstateError("estimator.mass_sigma: the mass errors move mass between bodies, and the "
                                f"mechanism has {len(self.masses.names)} body with mass")
         self.lengths = lengths if config.length_sigma is not None else None
+        self.frames = wrench_frames(mech, config)  # the external wrenches' frames (estimator.online.wrench_states)
         independent = tuple(int(i) for i in independent_coordinates(mech, assembled, len(rows)))
         self.force_coordinates = [named[j][1] for j in forces]
         config = config.with_force_model(jerk_applies=all(c in independent for c in self.force_coordinates))
@@ -213,21 +216,24 @@ class OnlineEstimator:
                                        force_rates=config.force_model == "smooth",
                                        masses=0 if self.masses is None else len(self.masses.names),
                                        lengths=0 if self.lengths is None else len(self.lengths.names),
-                                       frictions=self.frictions)
+                                       frictions=self.frictions, wrenches=config.wrenches)
         self.terms: dict[str, SensorTerm | None] = {
-            s.params.name: sensor_term(s, i, self.layout, constraint_count(mech), len(named))
+            s.params.name: sensor_term(s if self.frames is None else s.with_wrenches(self.frames), i, self.layout,
+                                       constraint_count(mech), len(named))
             for i, s in enumerate(sensors.sensors)}
         off = [mech.coordinate_names[c] for c in self.force_coordinates if c not in self.layout.integrated]
         if dynamics and config.force_model == "jerk" and off:
             raise MbstateError(f"estimator.force_model jerk: the unknown forces must act on independent "
                                f"coordinates, and {off[0]!r} is not one (independent: "
                                f"{', '.join(mech.coordinate_names[i] for i in self.layout.integrated)})")
-        self.model = step_model(mech, self.layout, config, rows, self.force_coordinates, self.masses, self.lengths)
+        self.model = step_model(mech, self.layout, config, rows, self.force_coordinates, self.masses, self.lengths,
+                                self.frames)
         jerk = dynamics and config.force_model == "jerk"
         self.partitions = Partitions(mech, self.layout, rows, config.integrator_order,
                                      self.force_coordinates if jerk else ())
         self.drafter = Drafter(config, self.layout, self.partitions, self.model, sensors.sensors,
-                               self.force_coordinates)
+                               self.force_coordinates,
+                               None if self.frames is None else wrench_walk(self.frames, assembled, config))
         self.walks = AdaptiveWalks(config, self.layout, self.drafter)
         self.acceleration_noise = AccelerationNoise(config, self.layout, self.drafter, self.partitions)
         self._freeze = FreezeSwitch()
@@ -397,7 +403,8 @@ class OnlineEstimator:
             self._buffer, self._first = [], None
             return False
         sigmas = self._prior_sigmas()
-        sigmas[self.layout.force] = np.minimum(sigmas[self.layout.force], force_sigmas)
+        if not self.layout.wrenches:  # (the start-up's fit of F takes the external wrenches as zero)
+            sigmas[self.layout.force] = np.minimum(sigmas[self.layout.force], force_sigmas)
         if not determined:  # a guess, or what the other readings fix
             sigmas[:self.layout.n] = (guess if found is None
                                       else max(self.config.position_sigma, found[1]))
@@ -438,6 +445,7 @@ class OnlineEstimator:
             sigmas[layout.length_error] = config.length_sigma
         if layout.frictions:
             sigmas[layout.friction] = config.friction_sigma
+        sigmas[layout.wrench] = config.wrench_sigma
         for i, sensor in enumerate(self.sensors.sensors):
             if sensor.params.bias_state:
                 sigmas[layout.bias_of(i)] = sensor.params.noise.bias_sigma
@@ -537,8 +545,8 @@ class OnlineEstimator:
         return [StepEstimate(step=k, t=self.grid.time(k), q=q, qd=qd, qdd=qdd, forces=forces, lam=lam, sigma=sigma,
                              latency=latency, update_steps=len(steps), flags=tuple(
                                  flags + ["startup"] * (k == 0) + ["recovered"] * (recovered and k == steps[-1])
-                                 + restarted * (k <= self.config.lag)), model=model)
-                for k, (q, qd, qdd, forces, lam, sigma, model) in zip(steps, outputs)]
+                                 + restarted * (k <= self.config.lag)), model=model, wrenches=wrenches)
+                for k, (q, qd, qdd, forces, lam, sigma, model, wrenches) in zip(steps, outputs)]
 
     def _held(self, sigmas: bool) -> list[StepEstimate]:
         """The estimates of the processed steps that ``output_delay`` still holds back, published now (the
@@ -661,8 +669,8 @@ class OnlineEstimator:
         return [self._lifts[k](s) for k, s in zip(steps, vectors)]
 
     def _output(self, k: int, sigmas: bool = True) -> tuple:
-        """(q, q̇, q̈, forces, λ, sigma, model) of step k from its estimate (sigma: with ``publish_sigmas``,
-        at level 0, if ``sigmas``)."""
+        """(q, q̇, q̈, forces, λ, sigma, model, wrenches) of step k from its estimate (sigma: with
+        ``publish_sigmas``, at level 0, if ``sigmas``)."""
         n, layout, mech = self.layout.n, self.layout, self.mech
         x = self.states[k]
         q, qd, qdd = x[:n].copy(), x[n:2 * n].copy(), x[2 * n:3 * n].copy()
@@ -677,6 +685,7 @@ class OnlineEstimator:
         if sigmas and self.config.publish_sigmas and self.governor.level == 0:
             std = np.sqrt(self._lifts[k].variances(self.smoother.marginal_covariance(X(k))))
             sigma = {"q": std[:n], "qd": std[n:2 * n], "forces": std[layout.force]}
+            sigma |= {f"wrench.{name}": s for name, s in zip(layout.wrenches, std[layout.wrench].reshape(-1, 6))}
         model = {"gravity_error": float(x[layout.gravity_error][0])} if layout.gravity else {}
         if layout.masses:
             mu = self.masses.distribution @ x[layout.mass_error]
@@ -685,7 +694,8 @@ class OnlineEstimator:
             model |= {f"length_error.{name}": float(v) for name, v in zip(self.lengths.names, x[layout.length_error])}
         names = (mech.coordinate_names[i] for i in layout.frictions)
         model |= {f"friction.{name}": float(v) for name, v in zip(names, x[layout.friction])}
-        return q, qd, qdd, forces, lam, sigma, model
+        wrenches = dict(zip(layout.wrenches, x[layout.wrench].reshape(-1, 6).copy()))
+        return q, qd, qdd, forces, lam, sigma, model, wrenches
 
 
 def friction_coordinates(mech: Model, config: EstimatorConfig, independent: tuple[int, ...]) -> tuple[int, ...]:

@@ -30,7 +30,7 @@ class StepEstimate:
     qdd: np.ndarray
     forces: dict[str, float]  # estimated unknown actuator forces by actuator name [N, N·m]
     lam: np.ndarray  # multipliers (m; zero on redundant rows)
-    sigma: dict[str, np.ndarray] | None  # {"q", "qd", "forces"}: marginal std devs when enabled
+    sigma: dict[str, np.ndarray] | None  # {"q", "qd", "forces", "wrench.<frame>"}: marginal std devs when enabled
     latency: float  # wall seconds of this step (its share when steps are coalesced)
     update_steps: int  # estimates published with this one: the grid steps of its smoother update (1 unless
     # coalesced); with output_delay, the steps that update published (the first output_delay updates publish
@@ -40,10 +40,10 @@ class StepEstimate:
     model: dict[str, float] = field(default_factory=dict)  # model-error states: "gravity_error" (gravity_sigma),
     # "mass_error.<body>" (mass_sigma), "length_error.<body>" (length_sigma), "friction.<coordinate>"
     # (friction_sigma)
-    wrenches: dict[str, np.ndarray] = field(default_factory=dict)  # external wrench on each frame of the
-    # estimator's ``wrenches``: (mx, my, mz, fx, fy, fz) [N·m; N] in the frame's axes about its origin (the
-    # convention of estimator.spatial.dynamics.body_wrenches); the momentum observer also puts its external
-    # joint torques in ``model`` as "external_torque.<joint>" [N·m or N]
+    wrenches: dict[str, np.ndarray] = field(default_factory=dict)  # external wrench by frame name: (mx, my, mz,
+    # fx, fy, fz) [N·m, N] in the frame's axes about its origin (the smoother's ``wrenches`` states; a baseline's
+    # estimate); the momentum observer also puts its external joint torques in ``model`` as
+    # "external_torque.<joint>" [N·m or N]
 
 
 class Estimator(Protocol):

@@ -167,11 +167,14 @@ class JointWrench:
         self.row[T_WIDTH:] = np.where(moves[joint], 0.0, np.where(moves[:, joint], 1.0, -1.0))
         self.tangents = np.zeros((3, model.dof, 6))
 
-    def evaluate(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def evaluate(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+                 wrench: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(W_s (6,), tangents (3, n, 6): row k of tangents[b] is ∂W_s/∂x_k for the block x = q, q̇,
-        q̈ b = 0, 1, 2): views of buffers the next call overwrites."""
+        q̈ b = 0, 1, 2): views of buffers the next call overwrites. ``wrench``: (n, 6) applied body wrenches
+        (as inverse_dynamics takes them; None: none), held fixed on their bodies."""
         model = self.model
-        joint_wrench_kernel(self.work.rows, self.work.no_wrench, self.row, _vector(model, "q", q),
+        load = self.work.no_wrench if wrench is None else np.ascontiguousarray(wrench, dtype=float)
+        joint_wrench_kernel(self.work.rows, load, self.row, _vector(model, "q", q),
                             _vector(model, "qd", qd), _vector(model, "qdd", qdd), self.tangents)
         return self.row[T_W:T_W + 6], self.tangents
 

@@ -7,6 +7,9 @@ import numpy as np
 import pytest
 from conftest import REPO, cli_exit_code, read_csv
 
+from estimator.cli.log import _write_states
+from estimator.timeseries import CsvWriter
+
 
 MECHANISM = REPO / "configs/mechanisms/fourbar_crank.yaml"
 SENSORS = REPO / "configs/sensors/fourbar.yaml"
@@ -89,3 +92,15 @@ def test_replay_of_damaged_logs(simulated, tmp_path, capsys) -> None:
     assert cli_exit_code(replay) == 0
     err = capsys.readouterr().err
     assert err.count("warning:") == 1 and "ends in a cut record" in err and "has no end record" in err
+
+
+def test_estimate_records_with_external_wrenches_export_their_columns(tmp_path) -> None:
+    """An estimate record's ``wrenches`` (estimator ``wrenches``) are the columns W.<frame>.<axis>, after λ."""
+    records = [{"t": 1e-3 * k, "q": [0.1, 0.2], "qd": [0.0, 0.0], "qdd": [0.0, 0.0], "lam": [],
+                "wrenches": {"tool": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0 + k]}} for k in range(3)]
+    out = tmp_path / "estimates.csv"
+    with CsvWriter(out) as writer:
+        assert _write_states(writer, {"coordinates": ["a", "b"]}, records) == 3
+    lines = out.read_text().splitlines()
+    assert lines[0] == "t,q.a,q.b,qd.a,qd.b,qdd.a,qdd.b,W.tool.mx,W.tool.my,W.tool.mz,W.tool.fx,W.tool.fy,W.tool.fz"
+    assert [float(v) for v in lines[3].split(",")[-6:]] == [1.0, 2.0, 3.0, 4.0, 5.0, 8.0]
