@@ -13,8 +13,8 @@ from the RNEA derivatives' composites). An external wrench on the distal side en
 a minus sign, as the RNEA's applied wrench: when the estimator carries external wrenches w on named
 frames (``with_wrenches``), they are one more block of h, ``w``, with ∂h/∂w_f = −ʲXⱼᵀ X(j ← f) for a
 frame f beyond the joint, else 0 (estimator.spatial.frame_wrenches), and Wⱼ's q-tangent carries
-their turn with q. A virtual sensor on a truth with contact (State.wrenches) reads h − (Jᶠᵀ W_ext)ⱼ: the
-share of the applied wrenches in joint j's force, the RNEA's Q(q, 0, 0; W_ext) − Q(q, 0, 0).
+their turn with q. A virtual sensor on a truth with contact (State.wrenches) reads h with them applied:
+h − (Jᶠᵀ W_ext)ⱼ.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from estimator.section import Section
-from estimator.spatial.dynamics import JointWrench, body_wrenches, inverse_dynamics
+from estimator.spatial.dynamics import JointWrench, body_wrenches
 from estimator.spatial.frame_wrenches import FrameWrenches, workspace_poses
 from estimator.spatial.model import PRISMATIC, SpatialModel
 from sensors.base import Jacobians, SensorModel, SensorParams, State, check_noise, read_common
@@ -75,12 +75,8 @@ class JointTorque(SensorModel):
         return h, blocks
 
     def measure(self, state: State) -> np.ndarray:
-        """The ideal reading, with the share of the state's applied wrenches (module docstring)."""
-        h = super().measure(state)
+        """The ideal reading, the state's applied wrenches included (module docstring)."""
         if not state.wrenches:
-            return h
-        zero, work = np.zeros(self.model.dof), self.wrench.work
-        loaded = inverse_dynamics(self.model, state.q, zero, zero, body_wrenches(self.model, state.wrenches),
-                                  friction=False, work=work)
-        unloaded = inverse_dynamics(self.model, state.q, zero, zero, friction=False, work=work)
-        return h + loaded[self.joint] - unloaded[self.joint]
+            return super().measure(state)
+        value, _ = self.wrench.evaluate(state.q, state.qd, state.qdd, body_wrenches(self.model, state.wrenches))
+        return np.array([self._axis @ value])
