@@ -11,6 +11,7 @@ from estimator.errors import MbstateError
 from estimator.mechanism_file import load_mechanism
 from estimator.model import Mechanism
 from estimator.node.client import ClientKeys
+from estimator.node.realtime import LoopScheduling, cpu_list
 
 
 def load(path: str, gravity: np.ndarray | None = None) -> Mechanism:
@@ -47,3 +48,20 @@ def client_keys(args: argparse.Namespace) -> ClientKeys | None:
     if (args.curve_key is None) != (args.server_key is None):
         raise MbstateError("--curve-key and --server-key go together")
     return None if args.curve_key is None else ClientKeys.load(args.curve_key, args.server_key)
+
+
+def add_scheduling_options(parser: argparse.ArgumentParser) -> None:
+    """``--priority`` and ``--cpu``: the node loop's real-time priority and cores (estimator.node.realtime)."""
+    group = parser.add_argument_group("real time", "the node loop's thread (the systemd unit grants the same to the "
+                                                   "whole service: docs/deploy.md)")
+    group.add_argument("--priority", type=int, metavar="N",
+                       help="run the loop at SCHED_FIFO priority N (1-99): no normal process preempts a step; "
+                            "without the permission, one warning and the normal priority")
+    group.add_argument("--cpu", type=cpu_list, metavar="CPUS", help="run the loop on these cores only, e.g. 1 or 2,3")
+
+
+def loop_scheduling(args: argparse.Namespace) -> LoopScheduling:
+    """The checked LoopScheduling of ``--priority`` and ``--cpu``."""
+    scheduling = LoopScheduling(args.priority, args.cpu or frozenset())
+    scheduling.check()
+    return scheduling

@@ -3,7 +3,8 @@
 ``mbstate bench spatial``: spatial dynamics per call against Pinocchio (estimator.benchmarks.spatial);
 ``mbstate bench orderings``: the spatial dynamics graphs' elimination orderings on the PUMA 560
 (estimator.benchmarks.graph_orderings); ``mbstate bench contact``: contact detection and the tool wrench on
-the Panda, each estimator kind side by side (estimator.benchmarks.contact)."""
+the Panda, each estimator kind side by side (estimator.benchmarks.contact); ``mbstate bench view``: the live
+view's cost to the node (estimator.benchmarks.view)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ from estimator.benchmarks.fg_inverse import fg_inverse_benchmarks
 from estimator.benchmarks.graph_orderings import ordering_benchmarks, ordering_table
 from estimator.benchmarks.node import node_benchmarks
 from estimator.benchmarks.spatial import spatial_benchmarks, spatial_table
+from estimator.benchmarks.view import view_cost, view_table
+from estimator.cli.arguments import add_scheduling_options, loop_scheduling
 from estimator.errors import MbstateError
 from estimator.online.config import KINDS
 
@@ -31,6 +34,8 @@ SPATIAL = "spatial"
 ORDERINGS = "orderings"
 CONTACT = "contact"
 CONTACT_KINDS = ("momentum_observer",)  # the default methods of the contact benchmark
+VIEW = "view"
+VIEW_DURATION = 10.0  # [s] of sensor time per demo
 ALONE = {SPATIAL: (spatial_benchmarks, spatial_table), ORDERINGS: (ordering_benchmarks, ordering_table)}
 ACCURACY_DURATION = 5.0  # [s] of sensor time per cell
 
@@ -42,20 +47,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     f"'{ACCURACY}' runs the estimator's accuracy matrix instead (mechanisms × sensor sets × "
                     "motions, configs/bench/accuracy.yaml): errors against the simulation, latency, smoother "
                     "failures.")
-    parser.add_argument("suites", nargs="*", choices=[*SUITES, ACCURACY, CONTACT, *ALONE, []], metavar="SUITE",
+    parser.add_argument("suites", nargs="*", choices=[*SUITES, ACCURACY, CONTACT, *ALONE, VIEW, []], metavar="SUITE",
                         help=f"suites to run (default: all of {', '.join(SUITES)}), or {ACCURACY} alone, or "
                              f"{SPATIAL} alone (µs per call of RNEA, ABA, CRBA and RNEA derivatives on URDF arms "
                              f"and chains, beside Pinocchio's when pin is installed), or {ORDERINGS} alone (the "
                              "dynamics graphs' orderings on the PUMA 560: edges and µs per solve, beside the "
                              f"classical recursions), or {CONTACT} alone (contact detection delay, false alarms and "
                              "tool-wrench RMSE on the Panda with encoders and joint torque sensors, exact model and "
-                             "masses 10 %% off, per estimator kind)")
+                             f"masses 10 %% off, per estimator kind), or {VIEW} alone (the live view's cost to the node: "
+                             "mbstate demo without a view, with one, with its page in headless chromium; "
+                             "--repeat rounds, --duration per demo, --priority / --cpu: the same again with "
+                             "the node loop's)")
     parser.add_argument("--repeat", type=int, default=3, help="timed repeats per case (default 3)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     group = parser.add_argument_group(f"{ACCURACY} (every cell by default)")
     group.add_argument("--duration", type=simulated_duration, metavar="S",
                        help=f"sensor time per cell [s] (default {ACCURACY_DURATION:g}; a drive trajectory may "
-                            f"end earlier); {CONTACT}: of each run (default {CONTACT_DURATION:g})")
+                            f"end earlier); {CONTACT}: of each run (default {CONTACT_DURATION:g}); "
+                            f"{VIEW}: per demo (default {VIEW_DURATION:g})")
     group.add_argument("--mechanism", nargs="+", action="extend", metavar="NAME", help="only these mechanisms")
     group.add_argument("--set", nargs="+", action="extend", metavar="SET",
                        help="only these sensor sets (a encoders, b encoders and gyroscopes, c IMU, d all; an arm's "
@@ -71,12 +80,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--kinds", nargs="+", action="extend", choices=KINDS, metavar="KIND",
                         help=f"{CONTACT}: the estimator kinds compared (default {' '.join(CONTACT_KINDS)}; of "
                              f"{', '.join(KINDS)})")
+    add_scheduling_options(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     accuracy_options = [f"--{name}" for name in ("duration", "mechanism", "set", "motion", "estimator")
                         if getattr(args, name) is not None] + ["--defaults"] * args.defaults
+    if (args.priority is not None or args.cpu) and VIEW not in args.suites:
+        raise MbstateError(f"--priority, --cpu: only for the {VIEW} suite")
     if CONTACT in args.suites:
         others = [s for s in args.suites if s != CONTACT] + [
             f"--{name}" for name in ("mechanism", "set", "motion", "estimator") if getattr(args, name) is not None]
@@ -86,6 +98,17 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.kinds:
         raise MbstateError(f"--kinds: only for the {CONTACT} suite")
+    if VIEW in args.suites:
+        if len(args.suites) > 1:
+            raise MbstateError(f"{VIEW} runs alone (not with {', '.join(s for s in args.suites if s != VIEW)})")
+        if others := [option for option in accuracy_options if option != "--duration"]:
+            raise MbstateError(f"{', '.join(others)}: only for the {ACCURACY} suite")
+        loop_scheduling(args)  # checked here, once
+        node_options = [*(["--priority", str(args.priority)] if args.priority is not None else []),
+                        *(["--cpu", ",".join(map(str, sorted(args.cpu)))] if args.cpu else [])]
+        result = view_cost(max(1, args.repeat), args.duration or VIEW_DURATION, node_options)
+        print(json.dumps(result, indent=2) if args.json else view_table(result))
+        return 0
     if ACCURACY in args.suites:
         if len(args.suites) > 1:
             others = ", ".join(s for s in args.suites if s != ACCURACY)

@@ -9,6 +9,7 @@ import json
 import sys
 
 from estimator.argument_types import simulated_duration
+from estimator.cli.arguments import add_scheduling_options, loop_scheduling
 from estimator.demo.cases import CASES
 from estimator.demo.run import run_demo, summary_text
 
@@ -36,12 +37,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--view", action="store_true",
                         help="watch it live: serve the view (mbstate view) on 127.0.0.1 and print its URL on a line "
                              "of its own (on stderr with --json)")
+    add_scheduling_options(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     url_stream = sys.stderr if args.json else sys.stdout
     summary = run_demo(args.duration, args.seed, curve=args.curve, sigmas=args.sigmas, mechanism=args.mechanism,
+                       scheduling=loop_scheduling(args),
                        progress=lambda text: print(f"mbstate demo: {text}", file=sys.stderr, flush=True),
                        view=(lambda url: print(url, file=url_stream, flush=True)) if args.view else None)
     print(json.dumps(summary) if args.json else summary_text(summary))

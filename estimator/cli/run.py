@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 
+from estimator.cli.arguments import add_scheduling_options, loop_scheduling
 from estimator.node.config import load_node_config
 from estimator.node.runtime import Node, with_log_path
 
@@ -21,6 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     log.add_argument("--log", metavar="PATH", help="record to PATH instead of the configured node.log.path")
     log.add_argument("--no-log", action="store_true", help="do not record")
     parser.add_argument("--quiet", action="store_true", help="log warnings only")
+    add_scheduling_options(parser)
     parser.set_defaults(run=run)
 
 
@@ -36,10 +38,11 @@ def summary_line(status: dict) -> str:
 def run(args: argparse.Namespace) -> int:
     """Load the configuration (errors before any socket is opened), serve, print a summary."""
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="mbstate %(message)s")
+    scheduling = loop_scheduling(args)
     config = load_node_config(args.config)
     if args.log or args.no_log:
         config = with_log_path(config, None if args.no_log else args.log)
     with Node(config) as node:
-        node.run()
+        node.run(scheduling)
         print(f"stopped: {summary_line(node.status())}")
     return 0

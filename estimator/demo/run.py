@@ -40,6 +40,7 @@ from estimator.model_protocol import Model, actuators, point_coordinates
 from estimator.node.access import CurveParams, make_key_pair
 from estimator.node.config import NodeConfig, load_node_config
 from estimator.node.intake import EstimatorFactory, intake_for, online_estimator
+from estimator.node.realtime import LoopScheduling
 from estimator.node.runtime import Node
 from estimator.view.process import ViewProcess
 from estimator.view.run import ViewParams
@@ -145,11 +146,12 @@ def rmse(estimates: list[dict], truth: Truth, mech: Model, drives: list[str]) ->
 def run_demo(duration: float = 5.0, seed: int = 0, estimator_factory: EstimatorFactory = online_estimator,
              estimator_config: Any = None, progress: Callable[[str], None] = lambda text: None,
              curve: bool = False, sigmas: bool = False, view: Callable[[str], None] | None = None,
-             mechanism: str = "fourbar") -> dict[str, Any]:
+             mechanism: str = "fourbar", scheduling: LoopScheduling = LoopScheduling()) -> dict[str, Any]:
     """Run the demo on the machine ``mechanism`` (a key of estimator.demo.cases.CASES; see the module
     docstring); the summary as a map (``interrupted``: SIGINT / SIGTERM stopped the node before every
     reading was sent). ``progress`` hears what it is doing; ``curve``: the node and its peer use CURVE;
-    ``sigmas``: the estimates carry σ; ``view``: run the live view, which hears its URL."""
+    ``sigmas``: the estimates carry σ; ``view``: run the live view, which hears its URL; ``scheduling``: the
+    node loop's priority and cores (estimator.node.realtime)."""
     case = CASES[mechanism]
     with (demo_keys(curve) as (curve_params, key_files),
           demo_config(estimator_config, curve_params, sigmas, case) as config):
@@ -166,7 +168,7 @@ def run_demo(duration: float = 5.0, seed: int = 0, estimator_factory: EstimatorF
             watchdog = threading.Thread(target=_stop_when_peer_ends, args=(node, peer, deadline_s),
                                         name="demo-watchdog", daemon=True)
             watchdog.start()
-            node.run()
+            node.run(scheduling)
             status = node.status()
             node.close()  # publishes the last status, which ends the peer's subscriber
             report = peer.report()

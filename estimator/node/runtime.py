@@ -53,6 +53,7 @@ from estimator.node.config import NodeConfig
 from estimator.node.intake import EstimatorFactory, intake_for, log_header, online_estimator
 from estimator.node.plot_map import TOPIC, PlotMap
 from estimator.node.publishing import UNPACK_ERRORS, estimate_message, unpack
+from estimator.node.realtime import LoopScheduling, scheduled
 from estimator.wire import pack
 
 LOGGER = logging.getLogger("mbstate.node")
@@ -139,14 +140,15 @@ class Node:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def run(self) -> None:
-        """Serve until ``shutdown``, SIGINT / SIGTERM or :meth:`stop` (thread-safe)."""
+    def run(self, scheduling: LoopScheduling = LoopScheduling()) -> None:
+        """Serve until ``shutdown``, SIGINT / SIGTERM or :meth:`stop` (thread-safe), the loop's thread at
+        ``scheduling`` (estimator.node.realtime)."""
         restore = self._install_signal_handlers()
         LOGGER.info("node: input %s, estimates %s, control %s%s%s", self.endpoints["sub"], self.endpoints["pub"],
                     self.endpoints["control"], f", plot {self.endpoints['plot']}" if "plot" in self.endpoints else "",
                     f", log {self.log.path}" if self.log else "")
         try:
-            with steady_collection():
+            with steady_collection(), scheduled(scheduling):
                 while not self.stop_requested.is_set():
                     self.step(POLL_MS)
                 self.intake.finish()

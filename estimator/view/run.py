@@ -22,7 +22,8 @@ from estimator.view.server import ViewServer
 
 LOGGER = logging.getLogger("mbstate.view")
 ORPHAN_CHECK_S = 0.5  # [s] between checks that the demo's process is still there (main)
-NICE = 10  # added to this process's nice value once it serves: on a shared machine the node's loop comes first
+NICE = 10  # added to the nice value before the view's threads start (Linux: per thread; ZeroMQ's I/O thread,
+# which receives the 1 kHz stream, inherits it): on a shared machine the node's loop comes first
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class ViewParams:
 def serve(params: ViewParams, announce: Callable[[str], None], stop: threading.Event | None = None) -> None:
     """Serve the view until SIGINT / SIGTERM (main thread) or ``stop``, at a lower CPU priority (NICE);
     ``announce`` hears the page's URL."""
+    os.nice(NICE)
     mech = load_model(params.mechanism)
     keys = ClientKeys.load(params.curve_key, params.server_key) if params.curve_key else None
     feed = Feed(mech, params.endpoint, params.series or default_series(mech), params.readings, params.truth, keys)
@@ -56,7 +58,6 @@ def serve(params: ViewParams, announce: Callable[[str], None], stop: threading.E
         server = ViewServer(feed, params.host, params.port, params.rate, params.window_s)
         if beyond_loopback(f"tcp://{params.host}:{params.port}"):
             LOGGER.warning("view: served on %s, beyond loopback: any host that reaches it can watch", params.host)
-        os.nice(NICE)
         restore = _stop_on_signals(server.stop)
         if stop is not None:
             threading.Thread(target=_stop_when_set, args=(stop, server), daemon=True).start()

@@ -1,7 +1,7 @@
 """The live view in a real headless browser (Debian's chromium driven by Playwright, no browser download):
 ``mbstate demo --view`` runs the node on virtual sensors and prints the page's URL; the page must update
-and draw the mechanism, the series and the health: the planar four-bar, and the Panda arm in 3-D
-(``--mechanism panda``: its skeleton, estimate and truth, turned by a drag).
+and draw the mechanism, the series and the health, and stand still while hidden: the planar four-bar, and
+the Panda arm in 3-D (``--mechanism panda``: its skeleton, estimate and truth, turned by a drag).
 
 It skips only off CI with no browser (or no Playwright) installed; ``.ci/run`` installs chromium and sets
 CI=1, so there it runs or fails. MBSTATE_VIEW_SCREENSHOT=PATH (MBSTATE_VIEW_PANDA_SCREENSHOT=PATH for the
@@ -39,6 +39,11 @@ COLOURED = """([r, g, b]) => {
   return n;
 }"""
 BLUE, ORANGE = (0x1F, 0x5F, 0xBF), (0xD0, 0x67, 0x1A)
+# the page hidden (true) or shown again (false), as the browser tells it when a tab goes behind another
+VISIBILITY = """hidden => {
+  Object.defineProperty(document, 'hidden', {configurable: true, get: () => hidden});
+  document.dispatchEvent(new Event('visibilitychange'));
+}"""
 
 
 @pytest.fixture(scope="module")
@@ -110,11 +115,20 @@ def test_the_view_of_the_demo_updates_and_draws_the_mechanism_the_series_and_the
             drawn = page.evaluate(DRAWN)
             health = page.inner_text("#health")
             page.screenshot(path=tmp_path / "view.png", full_page=True)
+            page.evaluate(VISIBILITY, True)  # another tab in front: the stream closed, nothing drawn
+            page.wait_for_timeout(500)
+            hidden = page.inner_text("#frame")
+            page.wait_for_timeout(1000)
+            still = page.inner_text("#frame")
+            page.evaluate(VISIBILITY, False)
+            page.wait_for_function(f"Number(document.getElementById('frame').textContent) > {still}",
+                                   timeout=10_000)
         finally:
             browser.close()
     if target := os.environ.get("MBSTATE_VIEW_SCREENSHOT"):
         shutil.copy(tmp_path / "view.png", target)
     assert before != after  # the page moved on
+    assert hidden == still  # and stood still while hidden, then went on
     charts = {"theta0", "motor", "theta0 − truth", "motor − truth", "reading crank_encoder", "reading coupler_gyro",
               "reading coupler_accelerometer", "reading rocker_load_cell"}
     assert charts | {"scene"} <= set(drawn)

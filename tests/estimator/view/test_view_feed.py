@@ -17,7 +17,9 @@ from conftest import MECHANISMS
 from estimator.cli import main
 from estimator.errors import MbstateError
 from estimator.mechanism_file import load_mechanism
-from estimator.view.feed import Feed, default_series
+from estimator.node.publishing import estimate_message
+from estimator.view import feed as feed_module
+from estimator.view.feed import Feed, default_series, is_estimate
 from estimator.view.scene import Scene
 from estimator.view.server import ViewServer
 from estimator.view.truth import write_truth
@@ -100,6 +102,31 @@ def test_a_frame_holds_the_newest_estimate_its_sigmas_the_truth_the_readings_and
     assert {key: health[key] for key in ("overruns", "dropped", "late", "malformed", "gaps", "level")} == {
         "overruns": 3, "dropped": 1, "late": 2, "malformed": 4, "gaps": 5, "level": 1}
     assert health["latency_ms"]["p99"] == 0.5 and health["rate_hz"] > 0
+
+
+def test_of_a_ticks_estimates_only_the_newest_is_unpacked_and_every_one_is_counted(node_pub, monkeypatch):
+    assert is_estimate(pack(estimate_message({key: v for key, v in estimate(0.1).items() if key != "type"})))
+    assert not is_estimate(pack(STATUS)) and not is_estimate(pack({"t": 0.1, "type": "estimate"}))
+    assert not is_estimate(b"") and not is_estimate(pack("estimate"))
+    pub, endpoint = node_pub
+    feed = Feed(MECH, endpoint, ["theta0"])
+    unpacked, unpack = [], feed_module.unpack
+    monkeypatch.setattr(feed_module, "unpack", lambda data: unpacked.append(data) or unpack(data))
+    try:
+        frame_when(feed, lambda: pub.send(pack(estimate(0.0))), lambda f: f["estimate"])
+        time.sleep(0.1)
+        before = feed.frame()["estimates"]  # with what was still queued
+        unpacked.clear()
+        for k in range(1, 6):
+            pub.send(pack(estimate(0.1 * k)))
+        pub.send(pack(STATUS))
+        time.sleep(0.2)
+        frame = feed.frame()
+    finally:
+        feed.close()
+    assert frame["t"] == pytest.approx(0.5) and frame["health"]["state"] == "running"
+    assert len(unpacked) == 2  # the status and the newest estimate
+    assert frame["estimates"] == before + 5
 
 
 def test_an_unknown_series_is_one_error(node_pub):
