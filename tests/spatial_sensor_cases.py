@@ -29,10 +29,11 @@ def random_state(model: SpatialModel, seed: int) -> State:
                  qdd=rng.uniform(-5.0, 5.0, n), lam=np.zeros(0), f=np.zeros(len(model.actuated)))
 
 
-def assert_jacobians(sensor: Sensor, state: State) -> None:
+def assert_jacobians(sensor: Sensor, state: State, blocks: list[np.ndarray] | None = None) -> None:
     """Every block's ∂h/∂block against central differences (the values are copied: a sensor may
-    return views of buffers the next call overwrites)."""
-    blocks = [state.block(v) for v in sensor.variables]
+    return views of buffers the next call overwrites); ``blocks``: the sensor's blocks, when the state
+    lacks some (the external wrenches' ``w``)."""
+    blocks = [state.block(v) for v in sensor.variables] if blocks is None else blocks
     value, jacobians = sensor.measurement(*blocks)
     value, jacobians = value.copy(), [j.copy() for j in jacobians]
     assert value.shape == (sensor.dimension,)

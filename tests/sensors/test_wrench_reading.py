@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import central_difference
-from spatial_sensor_cases import STEP, TOLERANCE, PinocchioPair, random_state, robot
+from spatial_sensor_cases import PinocchioPair, assert_jacobians, random_state, robot
 
 from estimator.spatial import lie
 from estimator.spatial.frame_wrenches import FrameWrenches
@@ -37,20 +36,9 @@ def test_jacobians_with_the_wrench_block(name: str, seed: int) -> None:
     frames = FrameWrenches.of(model, FRAMES[name])
     state = random_state(model, seed)
     w = np.random.default_rng(seed).uniform(-20.0, 20.0, frames.size)
-    blocks = [state.q, state.qd, state.qdd, w]
     for sensor in sensors(model, frames):
         assert sensor.variables == ("q", "v", "a", "w")
-        _, jacobians = sensor.measurement(*blocks)
-        jacobians = [j.copy() for j in jacobians]
-        for index, (block, analytic) in enumerate(zip(blocks, jacobians)):
-            def h(x: np.ndarray, index: int = index) -> np.ndarray:
-                args = list(blocks)
-                args[index] = x
-                return sensor.measurement(*args, jac=False)[0].copy()
-
-            numeric = central_difference(h, block, STEP)
-            np.testing.assert_allclose(analytic, numeric, rtol=0, atol=TOLERANCE * (1.0 + np.abs(numeric).max()),
-                                       err_msg=f"{sensor.params.name}: d/d{sensor.variables[index]}")
+        assert_jacobians(sensor, state, [state.q, state.qd, state.qdd, w])
 
 
 def test_against_pinocchio_with_external_forces() -> None:
