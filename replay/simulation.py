@@ -17,7 +17,10 @@ the M-orthogonal projection onto the loops each step (constant forces on its act
 along a trajectory of as many driven joints as it has degrees of freedom (``closed_dynamics.inverse``,
 checked before the first chunk: no mobility or another count of drives is one error line); its
 truth carries the loop rows' multipliers λ (``lambda.<k>`` in the order of ``mbstate check``'s rows),
-and an actuator's force is its joint's drive force (zero when its joint is not driven).
+and an actuator's force is its joint's drive force (zero when its joint is not driven). A closed chain
+with more degrees of freedom than drives (the Delta, whose rods spin) takes hybrid dynamics instead
+(``hybrid_truth``: the drives on their samples, the other freedoms free; ``driven_truth`` picks it, for
+the accuracy matrix), in one chunk.
 
 A contact (``contact_truth``): a URDF tree moved as by the inverse truth while a wrench schedule
 (``WrenchSchedule``) acts on a named frame; the drive torques hold against it and the truth carries it.
@@ -183,6 +186,31 @@ def sample_times(samples: DriveTrajectory, dt: float, t_end: float) -> np.ndarra
     """The instants at step ``dt`` from the first sample for ``t_end`` or to the last sample, whichever is first."""
     end = min(samples.t[0] + t_end, samples.t[-1])
     return samples.t[0] + dt * np.arange(int(np.floor((end - samples.t[0]) / dt + 1e-9)) + 1)
+
+
+def driven_truth(mech: Model, drives: Sequence[str], samples: DriveTrajectory, dt: float, t_end: float) -> Truth:
+    """:func:`inverse_truth`, except for a closed chain with more degrees of freedom than ``drives`` (the
+    Delta's rods spin about their own axes): :func:`hybrid_truth` along the samples, resampled as for
+    inverse dynamics."""
+    if isinstance(mech, SpatialModel) and mech.loops:
+        driven = closed_dynamics.driven_joints(mech, list(drives), "--drive")
+        guess = mech.initial.copy()
+        guess[driven] = samples.values[0]
+        if len(driven) < closed_dynamics.check_mobility(mech, assembly.assemble(mech, guess, driven)):
+            times = sample_times(samples, dt, t_end)
+            return hybrid_truth(mech, driven, times, *hermite_resample(samples.t, *samples.derivatives(), times))
+    return inverse_truth(mech, drives, samples, dt, t_end)
+
+
+def hybrid_truth(model: SpatialModel, driven: Sequence[int], t: np.ndarray, pos: np.ndarray, vel: np.ndarray,
+                 acc: np.ndarray) -> Truth:
+    """Hybrid dynamics of a closed chain (estimator.spatial.closed_dynamics.hybrid): the ``driven`` joints
+    on their samples (N, k) at the times ``t``, the other freedoms free, from the sidecar's pose assembled
+    with the driven joints at their first samples and the least-norm rates that agree with theirs."""
+    q, qd = model.initial.copy(), np.zeros(model.dof)
+    q[list(driven)], qd[list(driven)] = pos[0], vel[0]
+    q0, qd0 = closed_dynamics.start_state(model, q, driven, qd, driven)
+    return Truth.from_trajectory(model, closed_dynamics.hybrid(model, driven, t, pos, vel, acc, q0, qd0).trajectory)
 
 
 def _resampled(samples: DriveTrajectory, derivatives: tuple, times: np.ndarray, per: int

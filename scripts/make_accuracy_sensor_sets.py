@@ -12,15 +12,20 @@ links that carry an IMU, the link with a load cell):
     d  a and c, plus a load cell in one link, 100 Hz (the pick-and-place robot: motor 1's torque, as
        every link is in its redundant loop, where λ is not unique and a link's force not observable)
 
-The URDF arms (``ARM_LAYOUTS``) have sets of their own (issue 39), named anew:
+The URDF arms and the Delta robot (``ARM_LAYOUTS``) have sets of their own (issue 39), named anew:
 
-    enc  an encoder of 2^14 counts per revolution on every joint, 1 kHz
-    imu  enc, plus an IMU on every moving link (3-axis gyroscope and accelerometer at its origin, 1 kHz;
-         calibrated: no turn-on bias, no bias state, as the seven IMUs' 42 bias states would weigh more
-         than they tell here)
-    tau  enc, plus a joint torque sensor on every joint (σ 0.05 N·m per sample, 1 kHz, as Franka's)
+    enc  an encoder of 2^14 counts per revolution on every actuated joint (an arm's every joint, the
+         Delta's three motors), 1 kHz
+    imu  enc, plus an IMU on every moving link (the Delta: on its platform; 3-axis gyroscope and
+         accelerometer at its origin, 1 kHz; calibrated: no turn-on bias, no bias state, as the seven
+         IMUs' 42 bias states would weigh more than they tell here)
+    tau  enc, plus a joint torque sensor on every joint (σ 0.05 N·m per sample, 1 kHz, as Franka's). Not on
+         the Delta yet: the sensor's model is the tree's transmitted torque (sensors/joint_torque.py), which
+         on a closed chain leaves out the loops' reactions on the joint's distal side, (Φqᵀλ)ⱼ, so it
+         would not read what a motor delivers
     ft   enc, plus a 6-axis force-torque sensor on the last joint (the wrist; σ 0.03 N and N·m per sample,
-         1 kHz)
+         1 kHz). Not on the Delta: it has no wrist, and the last joint of its spanning tree (the platform's
+         third gimbal axis) is where the tree was cut open, not a mount that carries a load
 
 Noise as in configs/sensors/fourbar.yaml (the commented example): encoders of 4096 counts (the
 pick-and-place robot's motor encoders 8192, as in configs/sensors/pick_and_place.yaml); gyroscopes
@@ -84,20 +89,24 @@ LAYOUTS = {
 
 @dataclass(frozen=True)
 class ArmLayout:
-    """Where the sensors of a URDF arm go: its file (in configs/mechanisms); its movable ``joints`` in
-    order from the base, each with an encoder of ``counts`` per revolution, and the ``links`` they move,
-    each with an IMU, both as the URDF names them."""
+    """Where the sensors of a URDF mechanism go: its file (in configs/mechanisms); its actuated ``joints`` in
+    order from the base (an arm's: every joint), each with an encoder of ``counts`` per revolution, and the
+    ``links`` with an IMU (``imu_links``, default every moving link), both as the URDF names them; the
+    ``sets`` it has."""
 
     mechanism: str
     counts: int = 16384
+    imu_links: tuple[str, ...] = ()
+    sets: tuple[str, ...] = ("enc", "imu", "tau", "ft")
 
     @property
     def joints(self) -> tuple[str, ...]:
-        return load_model(REPO / "configs" / "mechanisms" / self.mechanism).joint_names
+        model = load_model(REPO / "configs" / "mechanisms" / self.mechanism)
+        return tuple(model.joint_names[int(j)] for j in model.actuated)
 
     @property
     def links(self) -> tuple[str, ...]:
-        return load_model(REPO / "configs" / "mechanisms" / self.mechanism).link_names
+        return self.imu_links or load_model(REPO / "configs" / "mechanisms" / self.mechanism).link_names
 
 
 ARM_SETS = {"enc": "encoders on the joints", "imu": "encoders and an IMU on every moving link",
@@ -107,7 +116,8 @@ ARM_ACCELEROMETER_NOISE = {"density": 1.5e-3, "quantum": 4.8e-3, "saturation": [
 JOINT_TORQUE_NOISE = {"sigma": 0.05, "jitter": 1.0e-6}
 FORCE_TORQUE_NOISE = {"sigma": 0.03, "jitter": 1.0e-6}
 ALL_SETS = SETS | ARM_SETS
-ARM_LAYOUTS = {"ur5": ArmLayout("urdf/ur5.urdf"), "panda": ArmLayout("urdf/panda.urdf")}
+ARM_LAYOUTS = {"ur5": ArmLayout("urdf/ur5.urdf"), "panda": ArmLayout("urdf/panda.urdf"),
+               "delta": ArmLayout("urdf/delta.urdf", imu_links=("platform",), sets=("enc", "imu"))}
 
 
 def joint_encoders(layout: ArmLayout) -> dict[str, Any]:
@@ -197,7 +207,7 @@ def main() -> None:
     parser.add_argument("--out-dir", type=Path, default=OUT_DIR, help=f"output folder (default {OUT_DIR})")
     args = parser.parse_args()
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    cells = [(m, s) for m in LAYOUTS for s in SETS] + [(m, s) for m in ARM_LAYOUTS for s in ARM_SETS]
+    cells = [(m, s) for m in LAYOUTS for s in SETS] + [(m, s) for m, layout in ARM_LAYOUTS.items() for s in layout.sets]
     for mechanism, name in cells:
         path = args.out_dir / f"{mechanism}_{name}.yaml"
         path.write_text(file_text(mechanism, name), encoding="utf-8")

@@ -1,6 +1,6 @@
 """Write the drive trajectories of the accuracy matrix (estimator/benchmarks/accuracy.py):
-``configs/trajectories/<mechanism>.txt`` for the four-bar, the slider-crank, the five-bar and the UR5
-and Panda arms, 2000 samples every 5 ms (t = 0 … 9.995 s). The pick-and-place robot's has its own script
+``configs/trajectories/<mechanism>.txt`` for the four-bar, the slider-crank, the five-bar, the UR5
+and Panda arms and the Delta robot's motors, 2000 samples every 5 ms (t = 0 … 9.995 s). The pick-and-place robot's has its own script
 (make_pick_and_place_trajectory.py).
 
     python scripts/make_drive_trajectories.py [--out-dir DIR]
@@ -12,7 +12,9 @@ centre (the crank drives it: no singular pose); the five-bar's cranks move at in
 so the end effector sweeps an area, with its couplers kept clear of the singular poses where they
 or a crank and its coupler line up (tests/estimator/benchmarks/test_accuracy_matrix.py checks the margin).
 The arms (URDF) swing every joint from a working pose (``start``; a URDF's joints are 0 in its file,
-arm stretched) at incommensurate rates, within the joint limits and under 1.5 rad/s.
+arm stretched) at incommensurate rates, within the joint limits and under 1.5 rad/s. The Delta's three
+motors swing from its sidecar's pose as in its demo (estimator.demo.cases), at other rates; its rods'
+spins are not driven (the accuracy matrix moves them by hybrid dynamics).
 
 Format (upstream MBSE): ``%`` comment lines, then one row per sample: t [s], then one column per
 driven coordinate [rad], 12 significant digits.
@@ -27,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from estimator.assembly import assembled
-from estimator.demo.cases import PANDA_READY, PANDA_SWING
+from estimator.demo.cases import DELTA_SWING, PANDA_READY, PANDA_SWING
 from estimator.model_protocol import load_model
 
 REPO = Path(__file__).resolve().parents[1]
@@ -57,7 +59,9 @@ SWINGS = {"fourbar_crank": Swing("fourbar_crank.yaml", ("theta0",), (1.2,), (2.0
                        (0.0, -1.0, 1.2, -1.5, -1.5, 0.0)),
           "panda": Swing("urdf/panda.urdf", tuple(f"panda_joint{j}" for j in range(1, 8)),
                          tuple(PANDA_SWING.tolist()), (0.9, 1.1, 1.3, 0.7, 1.7, 1.5, 2.1),
-                         tuple(PANDA_READY.tolist()))}  # the demo's pose and swings, other rates
+                         tuple(PANDA_READY.tolist())),  # the demo's pose and swings, other rates
+          "delta": Swing("urdf/delta.urdf", ("arm0", "arm1", "arm2"), tuple(DELTA_SWING.tolist()),
+                         (1.1, 1.7, 2.3))}  # the demo's motor swings from the sidecar's pose, other rates
 
 
 def samples(mechanism: str, t: np.ndarray) -> np.ndarray:

@@ -8,8 +8,9 @@ motion it has. One cell:
 
 1. Ground truth at 1 ms (replay.simulation, the code of ``mbstate simulate``): ``driven`` — inverse
    dynamics along the mechanism's drive trajectory, the drive torques are the truth of the unknown
-   forces; ``free`` — forward dynamics without forces, released at rest from the file's
-   configuration or the matrix's start. The sensors sample it with their noise (seed 1).
+   forces (a closed chain with more freedoms than drives, the Delta: hybrid dynamics, the other freedoms
+   free, replay.simulation.driven_truth); ``free`` — forward dynamics without forces, released at rest from
+   the file's configuration or the matrix's start. The sensors sample it with their noise (seed 1).
 2. Accuracy: the readings through the node's own per-message path (replay.replay.feed, the code of
    ``mbstate replay``) with a ``FixedClock``, so no step is degraded and the numbers are
    deterministic. The estimator's settings are those of the base configuration, with
@@ -65,7 +66,7 @@ from estimator.section import Section
 from estimator.yaml_file import read_yaml
 from replay.clocks import FixedClock
 from replay.replay import replay_readings
-from replay.simulation import forward_truth, inverse_truth, sensor_step
+from replay.simulation import driven_truth, forward_truth, sensor_step
 from sensors.base import wrap_angle
 from sensors.config import SensorSet, load_sensors
 from sensors.virtual import Truth, simulate_readings
@@ -192,7 +193,7 @@ def truth_of(scenario: Scenario, motion: str, mech: Model, sensors: SensorSet, d
     dt = sensor_step(sensors)
     if motion == "driven":
         samples = load_drive_trajectory(scenario.trajectory, len(scenario.joints))
-        return inverse_truth(mech, scenario.joints, samples, dt, duration)
+        return driven_truth(mech, scenario.joints, samples, dt, duration)
     q0 = assembled(mech, scenario.initial, f"{scenario.name}: free", scenario.guess)
     return forward_truth(mech, q0, np.zeros(mech.n), dt, duration)
 
@@ -222,14 +223,15 @@ class CellResult:
 
     def force_share(self) -> dict[str, float]:
         """Force RMSE over the truth's range."""
-        return {name: rmse / self.force_range[name] if self.force_range[name] > 0.0 else float("inf")
-                for name, rmse in self.force_rmse.items()}
+        return {name: rmse / self.force_range[name] if rmse is not None and self.force_range[name] > 0.0
+                else float("inf") for name, rmse in self.force_rmse.items()}
 
     def failed_bars(self, margin: float = 1.0) -> list[str]:
-        """The issue's bars this cell misses, each loosened by ``margin`` (a NaN misses)."""
+        """The issue's bars this cell misses, each loosened by ``margin`` (a NaN misses, and so does a cell
+        without estimates: its errors are None)."""
         failed = []
         angle_bar = margin * ANGLE_BAR * (self.quantum or 0.0)
-        if self.quantum is not None and not all(v < angle_bar for v in self.joint_rmse.values()):
+        if self.quantum is not None and not all(v is not None and v < angle_bar for v in self.joint_rmse.values()):
             failed.append("angle")
         if not all(v <= margin * FORCE_BAR for v in self.force_share().values()):
             failed.append("force")

@@ -1,5 +1,5 @@
-"""``mbstate demo``: virtual sensors of a machine (the four-bar, or the Panda arm with ``--mechanism panda``)
-and a subscriber in a second process, the node in this one, on loopback (estimator.demo.run); progress
+"""``mbstate demo``: virtual sensors of a machine (the four-bar, the Panda arm with ``--mechanism panda`` or
+the Delta robot with ``--mechanism delta``) and a subscriber in a second process, the node in this one, on loopback (estimator.demo.run); progress
 on stderr, the summary on stdout."""
 
 from __future__ import annotations
@@ -18,14 +18,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``demo`` subcommand."""
     parser = subparsers.add_parser(
         "demo", help="run the estimator node on a simulated machine and summarize",
-        description="Simulate a machine (the four-bar with a driven crank, or the Panda arm), publish its virtual "
+        description="Simulate a machine (the four-bar with a driven crank, the Panda arm or the Delta robot), publish its virtual "
                     "sensors at real time from a second process to the online estimator node running in this one "
                     "on loopback, collect the estimates with a subscriber and print the node's latency, the errors "
                     "against the simulation's truth and the message counts.")
     parser.add_argument("--mechanism", choices=sorted(CASES), default="fourbar",
                         help="the machine: fourbar (a crank encoder, a coupler IMU, a load cell; the crank torque "
-                             "estimated) or panda (seven joint encoders; the seven drive torques estimated); "
-                             "default fourbar")
+                             "estimated), panda (seven joint encoders; the seven drive torques estimated) or delta (a "
+                             "closed chain: three motor encoders and a platform IMU; the three motor torques "
+                             "estimated); default fourbar")
     parser.add_argument("--duration", type=simulated_duration, default=5.0,
                         help="simulated seconds (default 5, at most 600)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sensor noise (default 0)")

@@ -1,8 +1,8 @@
 """``mbstate demo``: virtual sensors of a machine in one process, the node in this one, and a summary.
 
 1. Ground truth: the machine of ``--mechanism`` (estimator.demo.cases: the four-bar with a driven crank,
-   or the Panda arm) along a motion of its own, by classical inverse dynamics at 1 ms, so the drive
-   torques vary; the sensors of its packaged sensor file sample it (sensors.virtual, seeded).
+   the Panda arm or the Delta robot) along a motion of its own, by classical inverse dynamics at 1 ms
+   (the Delta: hybrid dynamics, its motors driven, its rods' spins free), so the drive torques vary; the sensors of its packaged sensor file sample it (sensors.virtual, seeded).
 2. Warm-up: a throwaway estimator takes the first WARM_UP_S of readings, so that compiling (first
    run) or loading (later runs) the numeric kernels does not count in the node's latency.
 3. The node (estimator.node.runtime) binds free loopback ports and runs in this process's main
@@ -16,7 +16,8 @@
    beside the estimates (a truth file); the node does no work for it beyond one more subscriber.
 4. Summary: the node's counters and step latency, and the RMSE of the estimates the subscriber
    received against the truth at their step times: ``q`` over the point coordinates [m], ``qd`` [m/s],
-   ``angle`` and ``rate`` over the other coordinates (the crank angle, the arm's joints) [rad, rad/s],
+   ``angle`` and ``rate`` over the other coordinates (the crank angle, the joints of the arm or of the
+   Delta's spanning tree) [rad, rad/s],
    ``force`` over the estimated actuator forces [N or N·m].
 """
 

@@ -39,7 +39,7 @@ from estimator.kinematics import AssemblyError, solve_acceleration_problem
 from estimator.model import Mechanism
 from estimator.model_protocol import (Model, actuators, assemble, constraint_count, constraint_jacobian, constraints,
                                       free_accelerations, generalized_forces, mass_matrix, multipliers,
-                                      start_configuration, velocity_term)
+                                      point_coordinates, start_configuration, velocity_term)
 from estimator.online.config import EstimatorConfig
 from sensors.base import Sensor, wrap_angle
 from sensors.messages import Reading
@@ -258,7 +258,7 @@ def readings_position(mech: Mechanism, layout: EstimationLayout, readings: Mappi
 
     best = local = _fitted(mech, residual, start)
     if local[1] > CONSISTENT:
-        angles = [i for i in layout.integrated if i not in mech.point_coordinates]
+        angles = [i for i in layout.integrated if i not in point_coordinates(mech)]
         offsets = (np.arange(TURNS) + TURNS // 2) % TURNS - TURNS // 2  # 0, 1, …, −1: the least turn each way
         turns = np.array(np.meshgrid(*[offsets] * len(angles))).reshape(len(angles), -1).T
         if len(turns) > STARTS:

@@ -18,8 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from estimator.dynamics.kernels import saddle_solve
-from estimator.errors import MbstateError
-from estimator.kinematics import MAX_TURN, RANK_TOLERANCE, free_mask, least_squares
+from estimator.kinematics import MAX_TURN, RANK_TOLERANCE, AssemblyError, free_mask, least_squares
 from estimator.linalg import pivot_columns
 from estimator.spatial.dynamics import Workspace, mass_matrix
 from estimator.spatial.loops import loop_terms, row_names
@@ -28,8 +27,8 @@ from estimator.spatial.model import SpatialModel
 
 def assemble(model: SpatialModel, guess: np.ndarray, held: Sequence[int] = (), tol: float = 1e-12,
              max_iter: int = 100) -> np.ndarray:
-    """q with Φ(q) = 0 [m] near ``guess``, the joints ``held`` unchanged; MbstateError naming the worst
-    row when Newton-Raphson does not reach ``tol``."""
+    """q with Φ(q) = 0 [m] near ``guess``, the joints ``held`` unchanged; AssemblyError (the model protocol's,
+    an MbstateError) naming the worst row when Newton-Raphson does not reach ``tol``."""
     q, free = np.array(guess, dtype=float), free_mask(model.dof, held)
     zero = np.zeros(model.dof)
     terms = loop_terms(model, q, zero)
@@ -42,7 +41,7 @@ def assemble(model: SpatialModel, guess: np.ndarray, held: Sequence[int] = (), t
     if np.max(np.abs(terms.phi), initial=0.0) <= 1e3 * tol:
         return q
     worst = int(np.argmax(np.abs(terms.phi)))
-    raise MbstateError(f"{model.name} cannot be assembled: |Φ| = {abs(terms.phi[worst]):.3g} m at loop row "
+    raise AssemblyError(f"{model.name} cannot be assembled: |Φ| = {abs(terms.phi[worst]):.3g} m at loop row "
                        f"{row_names(model)[worst]!r} after {max_iter} Newton iterations")
 
 

@@ -5,7 +5,8 @@ Body-fixed (eqs. 66a–c, 103): Cᵢ = C_λ Bᵢ exp(ⁱXᵢ qᵢ), Vᵢ = Ad_{C
 V̇ᵢ = Ad_{C_{i,λ}} V̇_λ + ⁱXᵢ q̈ᵢ + [Vᵢ, ⁱXᵢ] q̇ᵢ, Jᵇ_{i,j} = Ad_{Cᵢ⁻¹Cⱼ} ʲXⱼ.
 Spatial (eqs. 70b–d, 104): Jˢⱼ = Ad_{Cⱼ} ʲXⱼ (the same column for every body after j),
 Vˢᵢ = Vˢ_λ + Jˢᵢ q̇ᵢ, V̇ˢᵢ = V̇ˢ_λ + Jˢᵢ q̈ᵢ + [Vˢᵢ, Jˢᵢ] q̇ᵢ. Hybrid: Vʰ = Ad_R Vᵇ (eq. 99).
-Accelerations here are kinematic (no gravity); numpy, not the hot path.
+Accelerations here are kinematic (no gravity); numpy, but for angular_rates (every step of the online
+estimator), the compiled spatial recursion of estimator.spatial.loop_kernels.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from estimator.spatial import lie
+from estimator.spatial.loop_kernels import L_J, L_WIDTH, motion_kernel
 from estimator.spatial.model import SpatialModel
+from estimator.spatial.ops import G_WIDTH
 
 
 @dataclass(frozen=True)
@@ -130,14 +133,12 @@ def classical_acceleration(model: SpatialModel, kin: BodyKinematics, name: str,
 
 
 def angular_rates(model: SpatialModel, q: np.ndarray) -> np.ndarray:
-    """(3n, n): ∂ω/∂q̇ of every body's angular velocity in world axes, ωᵢ = Σ_{j moves i} Rⱼ aⱼ q̇ⱼ over
-    the revolute joints j (the angular rows of the spatial Jacobian Jˢⱼ = Ad_{Cⱼ} ʲXⱼ, eq. 104; a prismatic
-    joint turns nothing), body i's three rows at 3i. Only the rotations are propagated."""
+    """(3n, n): ∂ω/∂q̇ of every body's angular velocity in world axes, ωᵢ = Σ_{j moves i} ωⱼ q̇ⱼ, ωⱼ the angular
+    rows of the spatial Jacobian column Jˢⱼ = Ad_{Cⱼ} ʲXⱼ (eq. 104; zero for a prismatic joint), body i's three
+    rows at 3i; the columns by the compiled motion recursion (estimator.spatial.loop_kernels)."""
     n = model.dof
-    rot, axes = np.zeros((n, 3, 3)), np.zeros((3, n))
-    for i in range(n):
-        p = model.parent[i]
-        local = model.placement[i, :9].reshape(3, 3) @ lie.exp_so3(model.screw[i, :3] * q[i])
-        rot[i] = local if p < 0 else rot[p] @ local
-        axes[:, i] = rot[i] @ model.screw[i, :3]
-    return (ancestry(model)[:, None, :] * axes[None]).reshape(3 * n, n)
+    rows, state = np.zeros((n, L_WIDTH)), np.zeros((3, n))
+    rows[:, :G_WIDTH] = model.packed
+    state[0] = q
+    motion_kernel(rows, state)
+    return (ancestry(model)[:, None, :] * rows[:, L_J:L_J + 3].T[None]).reshape(3 * n, n)

@@ -12,15 +12,15 @@ factor asks of a model (estimator.model_protocol), in the planar rows' order and
 e = [Φ_S; Φq_S q̇; d; Φq_S q̈ + Φ̇q_S q̇] over [q, q̇, q̈, λ, F, w]. w: the external wrenches on the named
 frames of ``frames`` (estimator.spatial.frame_wrenches; none without), the RNEA's applied body wrenches
 W(w), whose turn with q the analytic RNEA derivatives carry. S: the loop rows ``rows`` (a maximal
-independent subset, estimator.spatial.assembly.independent_rows); Φ̇q, Φ̈q from
-estimator.spatial.loops. Column k of the weighted Hessian Σ λ_r ∂²Φ_r/∂q² is Φ̇q_Sᵀ λ at q̇ = e_k
-(Φ̇q = Σ_k ∂Φq/∂q_k q̇_k): n sweeps of the loops' kinematics, analytic, not yet the fast path.
+independent subset, estimator.spatial.assembly.independent_rows); Φ̇q, Φ̈q and the weighted Hessian
+Σ λ_r ∂²Φ_r/∂q² (closed form, λ_r = 0 off S) from estimator.spatial.loops' compiled kernels.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from estimator.spatial import loops
 from estimator.spatial.dynamics import inverse_dynamics, rnea_derivatives
 from estimator.spatial.frame_wrenches import FrameWrenches, workspace_poses
 from estimator.spatial.loops import LoopTerms, loop_terms, row_count
@@ -57,8 +57,9 @@ def constraint_rows(model: SpatialModel, rows: np.ndarray, q: np.ndarray, qd: np
 
 def weighted_hessian(model: SpatialModel, rows: np.ndarray, q: np.ndarray, lam: np.ndarray) -> np.ndarray:
     """Σ_r λ_r ∂²Φ_r/∂q² (n x n) over the loop rows ``rows``."""
-    eye = np.eye(model.dof)
-    return np.column_stack([loop_terms(model, q, eye[k]).rate[rows].T @ lam for k in range(model.dof)])
+    full = np.zeros(row_count(model))
+    full[rows] = lam
+    return loops.weighted_hessian(model, q, full)
 
 
 def step_rows(model: SpatialModel, rows: np.ndarray, selection: np.ndarray, q: np.ndarray, qd: np.ndarray,

@@ -18,22 +18,27 @@ the same without the v terms); a product u · w by Leibniz's rule.
 Scleronomic Φ gives ∂(Φq q̇)/∂q = Φ̇q and ∂(Φq q̈ + Φ̇q q̇)/∂q = Φ̈q (both sides are
 Σ Φ_{q q_l} q̈ + Σ Φ_{q q_l q_k} q̇_l q̇_k), so the velocity and acceleration rows' Jacobians need no
 third derivative tensor; Φ̇q q̇ is the acceleration at q̈ = 0 (for a point: its classical
-acceleration). Numpy: a loop's rows cost a few kinematic sweeps, not the dynamics' hot path.
+acceleration). The weighted Hessian Σ λ_r ∂²Φ_r/∂q² of the dynamics rows (estimator.spatial.loop_rows)
+in closed form: ∂²x/∂q_a∂q_c = ω_a × g_c, a the ancestor of c or c (estimator.spatial.loop_kernels).
+Compiled (loop_kernels) in a workspace per thread and model, so a call allocates only its results;
+tests/estimator/spatial/loops_reference.py keeps the numpy sweeps they replace as the reference.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from estimator.spatial.kinematics import BodyKinematics, ancestry, body_kinematics, spatial_jacobian, spatial_motion
+from estimator.spatial.loop_kernels import (L_WIDTH, POINT_ROW, PRODUCT_ROW, hessian_kernel, motion_kernel, row_kernel,
+                                            track_kernel)
 from estimator.spatial.model import SpatialModel
+from estimator.spatial.ops import G_WIDTH
 
 ROWS = {"ball": (".x", ".y", ".z"), "revolute": (".x", ".y", ".z", ".axis_x", ".axis_y"),
         "weld": (".x", ".y", ".z", ".rx", ".ry", ".rz")}
 AXIS_PAIRS = {"ball": (), "revolute": ((2, 0), (2, 1)), "weld": ((1, 2), (2, 0), (0, 1))}  # (A's axis, B's)
-_LEIBNIZ = ((1.0,), (1.0, 1.0), (1.0, 2.0, 1.0))
 
 
 @dataclass(frozen=True)
@@ -57,82 +62,84 @@ def row_count(model: SpatialModel) -> int:
 
 
 @dataclass(frozen=True)
-class _Motion:
-    """The tree's state: poses, spatial twists and accelerations (n, 6), the spatial Jacobian and its
-    rates stacked (levels, 6, n), and which joints move which body."""
-    kin: BodyKinematics
-    twist: np.ndarray
-    accel: np.ndarray
-    columns: np.ndarray
-    moves: np.ndarray
+class LoopWork:
+    """Preallocated arrays of one model's loop kernels (estimator.spatial.loop_kernels): the workspace
+    rows (a copy of model.packed, then the motion), the track and constraint rows (the model's loops,
+    fixed), the tracks' values, the Hessian's weights and the state (q; q̇; q̈). One per thread: the
+    kernels write into it."""
+    model: SpatialModel = field(repr=False)
+    rows: np.ndarray
+    tracks: np.ndarray
+    spec: np.ndarray
+    values: np.ndarray
+    weights: np.ndarray
+    state: np.ndarray
 
 
-def _motion(model: SpatialModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, levels: int) -> _Motion:
-    kin = body_kinematics(model, q, qd, qdd)
-    twist, accel = spatial_motion(model, kin, qd, qdd)
-    columns = np.zeros((levels, 6, model.dof))
-    columns[0] = spatial_jacobian(model, kin)
-    columns[1] = _bracket(twist.T, columns[0])
-    if levels > 2:
-        columns[2] = _bracket(accel.T, columns[0]) + _bracket(twist.T, columns[1])
-    return _Motion(kin, twist, accel, columns, ancestry(model))
+def loop_workspace(model: SpatialModel) -> LoopWork:
+    """The loop kernels' arrays for ``model``: a track per frame origin and per frame axis that a row
+    reads (module docstring), the rows in ``row_names`` order."""
+    tracks: list[tuple[float, ...]] = []
+    spec: list[tuple[int, int, int, int]] = []
+
+    def track(name: str, axis: int | None) -> int:
+        frame = model.frame(name)
+        local = frame.pos if axis is None else frame.rot[:, axis]
+        tracks.append((frame.body, 1.0 if axis is None else 0.0, *local))
+        return len(tracks) - 1
+
+    for loop in model.loops:
+        a, b = track(loop.frames[0], None), track(loop.frames[1], None)
+        spec += [(POINT_ROW, a, b, c) for c in range(3)]
+        spec += [(PRODUCT_ROW, track(loop.frames[0], i), track(loop.frames[1], k), 0) for i, k in AXIS_PAIRS[loop.type]]
+    rows = np.zeros((model.dof, L_WIDTH))
+    rows[:, :G_WIDTH] = model.packed
+    return LoopWork(model, rows, np.array(tracks, dtype=float).reshape(-1, 5),
+                    np.array(spec, dtype=float).reshape(-1, 4), np.zeros((len(tracks), 3, 3, model.dof + 1)),
+                    np.zeros((len(tracks), 3)), np.zeros((3, model.dof)))
 
 
-def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a × b over the first axis (3, …), broadcasting the rest (numpy.cross costs 20 µs a call)."""
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+_CACHE = threading.local()
+_CACHED = 8  # models whose workspace a thread keeps
 
 
-def _bracket(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """[X, Y] = ad_X Y column by column, X and Y (6, k) twists (ω; v) (Müller eq. 113)."""
-    return np.concatenate((_cross(x[:3], y[:3]), _cross(x[:3], y[3:]) + _cross(x[3:], y[:3])))
+def _work(model: SpatialModel) -> LoopWork:
+    """This thread's workspace for ``model`` (made on first use, the last _CACHED models kept)."""
+    cache = _CACHE.__dict__.setdefault("works", {})
+    work = cache.get(id(model))
+    if work is None or work.model is not model:
+        if len(cache) >= _CACHED:
+            cache.pop(next(iter(cache)))
+        work = cache[id(model)] = loop_workspace(model)
+    return work
 
 
-def _track(model: SpatialModel, motion: _Motion, name: str, axis: int | None) -> tuple[np.ndarray, np.ndarray]:
-    """(values (3, 3): x, ẋ, ẍ; columns (levels, 3, n): ∂x/∂q and its rates) of frame ``name``'s
-    origin (``axis`` None) or of its unit axis ``axis`` (0, 1, 2: x, y, z), in world components."""
-    frame = model.frame(name)
-    levels = len(motion.columns)
-    values, cols = np.zeros((3, 3)), np.zeros((levels, 3, model.dof))
-    local = frame.pos if axis is None else frame.rot[:, axis]
-    if frame.body < 0:
-        values[0] = local
-        return values, cols
-    b, kin = frame.body, motion.kin
-    w, v, wd, vd = motion.twist[b, :3], motion.twist[b, 3:], motion.accel[b, :3], motion.accel[b, 3:]
-    x = kin.rot[b] @ local + (kin.pos[b] if axis is None else 0.0)
-    xd = _cross(w, x) + (v if axis is None else 0.0)
-    xdd = _cross(wd, x) + _cross(w, xd) + (vd if axis is None else 0.0)
-    values[:] = x, xd, xdd
-    moves = motion.moves[b]
-    spin, at = motion.columns[:, :3, moves], (x[:, None], xd[:, None], xdd[:, None])
-    cols[0][:, moves] = _cross(spin[0], at[0])
-    cols[1][:, moves] = _cross(spin[1], at[0]) + _cross(spin[0], at[1])
-    if levels > 2:
-        cols[2][:, moves] = _cross(spin[2], at[0]) + 2.0 * _cross(spin[1], at[1]) + _cross(spin[0], at[2])
-    if axis is None:
-        cols[:, :, moves] += motion.columns[:, 3:, moves]
-    return values, cols
+def _kinematics(work: LoopWork, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray | None, levels: int) -> None:
+    """The motion and the tracks' values at (q, q̇, q̈) (q̈ None: 0) in ``work``."""
+    work.state[0], work.state[1] = q, qd
+    work.state[2] = 0.0 if qdd is None else qdd
+    motion_kernel(work.rows, work.state)
+    track_kernel(work.rows, work.tracks, levels, work.values)
 
 
 def loop_terms(model: SpatialModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray | None = None) -> LoopTerms:
     """Φ, Φq, Φ̇q at (q, q̇) and, with ``qdd``, Φ̈q (module docstring), rows in ``row_names`` order."""
-    if not model.loops:  # a tree: no rows, and no kinematics to compute for them
+    work, levels = _work(model), 3 if qdd is not None else 2
+    m = len(work.spec)
+    if not m:  # a tree: no rows, and no kinematics to compute for them
         empty = np.zeros((0, model.dof))
         return LoopTerms(np.zeros(0), empty, empty, None if qdd is None else empty)
-    levels = 3 if qdd is not None else 2
-    motion = _motion(model, np.asarray(q, float), np.asarray(qd, float),
-                     np.zeros(model.dof) if qdd is None else np.asarray(qdd, float), levels)
-    phi, blocks = [], []
-    for loop in model.loops:
-        a, b = loop.frames
-        (xa, ga), (xb, gb) = _track(model, motion, a, None), _track(model, motion, b, None)
-        phi.append(xa[0] - xb[0])
-        blocks.append(ga - gb)
-        for i, k in AXIS_PAIRS[loop.type]:
-            (u, gu), (w, gw) = _track(model, motion, a, i), _track(model, motion, b, k)
-            phi.append([u[0] @ w[0]])
-            blocks.append(np.array([sum(c * (u[s] @ gw[level - s] + w[s] @ gu[level - s])
-                                        for s, c in enumerate(_LEIBNIZ[level])) for level in range(levels)])[:, None])
-    stacked = np.concatenate(blocks, axis=1)
-    return LoopTerms(np.concatenate(phi), stacked[0], stacked[1], stacked[2] if qdd is not None else None)
+    _kinematics(work, q, qd, qdd, levels)
+    phi, jac = np.empty(m), np.empty((levels, m, model.dof))
+    row_kernel(work.spec, work.values, levels, phi, jac)
+    return LoopTerms(phi, jac[0], jac[1], jac[2] if qdd is not None else None)
+
+
+def weighted_hessian(model: SpatialModel, q: np.ndarray, lam: np.ndarray) -> np.ndarray:
+    """Σ_r λ_r ∂²Φ_r/∂q² (n, n) over every loop row, λ (m,) in ``row_names`` order (module docstring)."""
+    out, work = np.zeros((model.dof, model.dof)), _work(model)
+    if len(work.spec):
+        _kinematics(work, q, np.zeros(model.dof), None, 1)
+        hessian_kernel(work.rows, work.tracks, work.spec, np.ascontiguousarray(lam, dtype=float), work.values,
+                       work.weights, out)
+    return out

@@ -87,7 +87,7 @@ def world_angular_velocities(model, q: np.ndarray, qd: np.ndarray) -> np.ndarray
     return np.einsum("bij,bj->bi", kin.rot, kin.twist[:, :3])
 
 
-@pytest.mark.parametrize("robot", ["ur5", "test_tree", "panda"])
+@pytest.mark.parametrize("robot", ["ur5", "test_tree", "panda", "delta"])
 def test_the_angular_rates_are_the_body_fixed_twists_angular_velocities(robot: str) -> None:
     """W q̇ = R ωᵇ of every body (1e-12: two exact recursions, rounding only), and W = ∂ω/∂q̇ against
     central differences (ω is linear in q̇: the differences are exact to rounding, 1e-9)."""

@@ -47,9 +47,11 @@ KNOWN_FAILURES = {
 
 def test_matrix_lists_every_mechanism_set_and_motion() -> None:
     cells = MATRIX.cells()
-    # 6 planar mechanisms × 4 sets × 2 motions, the pendulums without actuators: free only; 2 arms × 4 sets × 2
-    assert len(cells) == 56
+    # 6 planar mechanisms × 4 sets × 2 motions, the pendulums without actuators: free only; 2 arms × 4 sets × 2;
+    # the Delta × 2 sets × 2
+    assert len(cells) == 60
     assert {c.set for c in cells if c.mechanism in ("ur5", "panda")} == {"enc", "imu", "tau", "ft"}
+    assert {c.set for c in cells if c.mechanism == "delta"} == {"enc", "imu"}
     assert {c.motion for c in cells if c.mechanism in ("pendulum", "double_pendulum")} == {"free"}
     assert MATRIX.cells(["five_bar"], ["b", "c"], ["driven"]) == [Cell("five_bar", "b", "driven"),
                                                                   Cell("five_bar", "c", "driven")]
@@ -64,7 +66,8 @@ def test_sensor_sets_and_trajectories_are_what_their_scripts_write() -> None:
     sets, swings = load_script("make_accuracy_sensor_sets"), load_script("make_drive_trajectories")
     assert set(sets.LAYOUTS) | set(sets.ARM_LAYOUTS) == set(MATRIX.scenarios)
     for mechanism, scenario in MATRIX.scenarios.items():
-        assert set(scenario.sets) == set(sets.ARM_SETS if mechanism in sets.ARM_LAYOUTS else sets.SETS)
+        assert set(scenario.sets) == set(sets.ARM_LAYOUTS[mechanism].sets if mechanism in sets.ARM_LAYOUTS
+                                         else sets.SETS)
         for name in scenario.sets:
             assert MATRIX.sensor_file(mechanism, name).read_text(encoding="utf-8") == sets.file_text(mechanism, name)
     for mechanism in swings.SWINGS:
@@ -137,6 +140,10 @@ def test_bars() -> None:
                             {}, {}, solver_recoveries=0, error="the smoother failed twice in a row",
                             observable=True)
     assert no_encoder.failed_bars() == ["solver"]
+    aborted_at_once = CellResult("delta", "imu", "free", 1.0, 0, 1e-3, {"arm0": None}, None, {"arm0": None}, None,
+                                 {"motor0": None}, {"motor0": 0.2}, solver_recoveries=0, error="no estimate",
+                                 observable=True)  # no estimate at all: every error None, each a miss
+    assert aborted_at_once.failed_bars() == ["angle", "force", "solver"]
 
 
 class FailingEstimator(FakeEstimator):
@@ -202,13 +209,16 @@ def test_cell_meets_the_bars(cell: Cell) -> None:
     assert result.failed_bars(LOOSER) == []
 
 
-@pytest.mark.parametrize("cell", [Cell("five_bar", "a", "driven"), Cell("five_bar", "c", "free")],
-                         ids=["five_bar-a-driven", "five_bar-c-free"])
+@pytest.mark.parametrize("cell", [Cell("five_bar", "a", "driven"), Cell("five_bar", "c", "free"),
+                                  Cell("delta", "imu", "free")],
+                         ids=["five_bar-a-driven", "five_bar-c-free", "delta-imu-free"])
 def test_the_defaults_meet_the_bars_as_a_user_runs_them(cell: Cell) -> None:
     """``--defaults``: every key at its default but the rate, the lag and the unknown forces, the start from the
     file's configuration and the readings. The five-bar's drive torques under the auto force model and jerk
     density (5.5 % of their range over 3 s with the former smooth model's K = 5), and its IMU alone released
-    3.3 rad from the file's configuration (found from the accelerometers' gravity; 3.0 rad off before)."""
+    3.3 rad from the file's configuration (found from the accelerometers' gravity; 3.0 rad off before). The
+    Delta, a closed chain, from three motor encoders and its platform IMU released 1.1 rad from its file's
+    pose (its start-up fits the IMU's readings through the spatial model protocol)."""
     result = run_cell(MATRIX, cell, CI_DURATION, timing=False, defaults=True)
     assert result.error is None and result.observable
     assert result.failed_bars(LOOSER) == []

@@ -78,7 +78,23 @@ def test_demo_on_the_panda_arm(capsys) -> None:
     # ~5e-5 rad, 0.015 rad/s and 0.3 N·m on 3 s; loose bounds against a broken pipeline
     assert errors["angle"] < 1e-3 and errors["rate"] < 0.2 and errors["force"] < 5.0
     assert summary_text(summary).startswith("Panda arm demo:")
-    assert cli_exit_code(["demo", "--mechanism", "delta"]) == 2  # not a machine of the demo: argparse's line
+    assert cli_exit_code(["demo", "--mechanism", "kuka"]) == 2  # not a machine of the demo: argparse's line
+
+
+def test_demo_on_the_delta_robot(capsys) -> None:
+    # a closed chain (five loop closures, 24 joints, 9 freedoms) through the same node, sockets and summary:
+    # three motor encoders and a platform IMU, the three motor torques unknown
+    assert cli_exit_code(["demo", "--mechanism", "delta", "--duration", "0.5", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["mechanism"] == "delta" and not summary["interrupted"]
+    assert summary["received"] == summary["readings_sent"] > 2500  # 3 encoders, a gyroscope, an accelerometer at 1 kHz
+    assert summary["dropped"] == summary["malformed"] == summary["late"] == 0 and summary["steps"] >= 1
+    errors = summary["rmse"]
+    assert errors["q"] is None and errors["qd"] is None  # no point coordinates
+    # ~1e-4 rad, 3e-3 rad/s and 1e-3 N·m on 2 s unloaded (0.26 N·m of torque range, 0.6 N·m of gravity
+    # load); loose bounds against a broken pipeline, as a loaded machine makes the node skip readings
+    assert errors["angle"] < 0.05 and errors["rate"] < 0.5 and errors["force"] < 0.2
+    assert summary_text(summary).startswith("Delta robot demo:")
 
 
 class InterruptedAfter:

@@ -104,7 +104,10 @@ def test_the_demo_ships_copies_of_the_repository_configurations() -> None:
     originals = {"fourbar": {"mechanism": MECHANISMS / "fourbar_crank.yaml", "sensors": SENSORS, "estimator": EXAMPLE},
                  "panda": {"mechanism": MECHANISMS / "urdf" / "panda.urdf",
                            "sensors": REPO / "configs" / "sensors" / "panda_encoders.yaml",
-                           "estimator": REPO / "configs" / "estimator" / "panda.yaml"}}
+                           "estimator": REPO / "configs" / "estimator" / "panda.yaml"},
+                 "delta": {"mechanism": MECHANISMS / "urdf" / "delta.urdf", "sidecar": MECHANISMS / "urdf" / "delta.yaml",
+                           "sensors": REPO / "configs" / "sensors" / "delta_platform_imu.yaml",
+                           "estimator": REPO / "configs" / "estimator" / "delta.yaml"}}
     assert set(CASES) == set(originals)
     for case, files in originals.items():
         for key, name in CASES[case].files.items():
