@@ -41,8 +41,10 @@ class Drafter:
     independent coordinates of its steps)."""
 
     def __init__(self, config: EstimatorConfig, layout: EstimationLayout, partitions: Partitions, model: StepModel,
-                 sensors: Sequence[Sensor], force_coordinates: Sequence[int]) -> None:
+                 sensors: Sequence[Sensor], force_coordinates: Sequence[int],
+                 payload_walks: Sequence[float] = ()) -> None:
         self.config, self.layout, self.partitions, self.model = config, layout, partitions, model
+        self.payload_walks = payload_walks  # the walk density of each column of the payload θ
         self.sensors, self.force_coordinates = sensors, np.asarray(force_coordinates, int)
         self.force_walk = np.full(len(layout.forces), config.force_walk)  # K of each unknown force
         self.jerk_walk = np.full(len(self.jerk_columns), config.jerk_walk)  # D of each walked acceleration
@@ -72,7 +74,7 @@ class Drafter:
 
     def _random_walks(self) -> tuple[list, list]:
         """(walks, trapezoids) of process_relation that do not depend on the independent coordinates: the
-        force model's rows (the driven accelerations' white-jerk walk), the random walks of g, ν, ℓ, c and b."""
+        force model's rows (the driven accelerations' white-jerk walk), the random walks of g, ν, ℓ, c, θ and b."""
         config, layout, h = self.config, self.layout, self.config.dt
         walks, trapezoids = [], []
         force_walk = self.force_walk
@@ -92,6 +94,8 @@ class Drafter:
                                            ("friction_sigma", layout.frictions, layout.friction)):
             if carried:
                 walks.append((columns, max(config.model_walk(size_key) * np.sqrt(h), 1e-9)))
+        for column, density in zip(range(layout.payload_state.start, layout.payload_state.stop), self.payload_walks):
+            walks.append((np.array([column]), max(density * np.sqrt(h), 1e-9)))
         for i, sensor in enumerate(self.sensors):
             if sensor.params.bias_state:
                 walks.append((layout.bias_of(i), max(sensor.params.noise.bias_step_sigma(h), 1e-9)))
