@@ -46,7 +46,9 @@ closures, estimator.spatial.loops and .assembly: a tree has none):
 - ``coordinate_lengths(model)``: per coordinate, what one radian of a body's turn moves it: 1 on
   angles, a mean body length [m] on lengths (the guessed start's σ, estimator.online.scales);
 - ``total_mass(model)`` [kg]; ``model_errors(model, rows)``: (gravity, masses, lengths), the
-  model-error states' terms (estimator.mass, estimator.lengths), None where a model has none (a tree).
+  model-error states' terms (estimator.mass, estimator.lengths), None where a model has none (a tree);
+- ``payload_terms(model, link)``: the terms of an unknown payload on a named link, the rigid body whose
+  joint forces the step rows add (estimator.spatial.payload; a spatial model only: the planar model refuses).
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ from estimator.model import Mechanism
 from estimator.spatial import assembly as spatial_assembly
 from estimator.spatial import closed_dynamics, loop_rows, loops
 from estimator.spatial import dynamics as spatial
+from estimator.spatial import payload as spatial_payload
 from estimator.spatial.frame_wrenches import FrameWrenches
 from estimator.spatial.model import PRISMATIC, SpatialModel, is_urdf, load_spatial
 from estimator.spatial.tangent import mean_length, motion_tangent
@@ -263,6 +266,11 @@ def model_errors(model: Model, rows: Sequence[int]
     """(whether gravity loads the model, the bodies' mass terms, the length terms of the rows S)."""
 
 
+@member
+def payload_terms(model: Model, link: str) -> spatial_payload.PayloadTerms:
+    """The terms of a payload on link ``link``; MbstateError (one line) for a model or link that has none."""
+
+
 @actuators.register
 def _(model: Mechanism):
     return tuple((a.name, a.coordinate) for a in model.actuators)
@@ -349,6 +357,12 @@ def _(model: Mechanism):
 @model_errors.register
 def _(model: Mechanism, rows):
     return bool(np.any(model.gravity)), body_mass_terms(model), body_length_terms(model, rows)
+
+
+@payload_terms.register
+def _(model: Mechanism, link):
+    raise MbstateError(f"estimator.payload: a payload state needs a spatial model (a URDF arm); {model.source} is "
+                       "planar (its bodies' mass errors are mass_sigma's)")
 
 
 @actuators.register
@@ -438,3 +452,8 @@ def _(model: SpatialModel):
 @model_errors.register
 def _(model: SpatialModel, rows):
     return False, None, None
+
+
+@payload_terms.register
+def _(model: SpatialModel, link):
+    return spatial_payload.payload_terms(model, link)

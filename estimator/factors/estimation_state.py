@@ -1,7 +1,7 @@
 """The stacked state of the online estimator and its process-model factors.
 
-x_k = [q (n); q̇ (n); q̈ (n); F (a); g (0 or 1); ν (0 or nm); ℓ (0 or nl); c (0 or nc); Ḟ (0 or a); b (nb);
-w (6 per frame); λ (|S|)]:
+x_k = [q (n); q̇ (n); q̈ (n); F (a); g (0 or 1); ν (0 or nm); ℓ (0 or nl); c (0 or nc); θ (0 or 10); Ḟ (0 or a);
+b (nb); w (6 per frame); λ (|S|)]:
 λ on an independent subset S of the constraint rows (dynamics only), F the unknown actuator forces
 (dynamics only), g the relative error of the model's gravity (optional, dynamics only: the model's gravity force
 Q_g becomes (1 + g) Q_g), ν for the relative errors μ = P ν of the masses of the model's nm bodies
@@ -10,12 +10,14 @@ inertia, become (1 + μ_b) times the model's; P keeps the total mass, estimator.
 ℓ the relative errors of the lengths of the nl bodies whose distance row is in S (optional: body b's
 row u·u − L_b² becomes u·u − L_b² (1 + ℓ_b)², estimator.lengths), c the viscous friction
 coefficients on nc chosen coordinates that the model lacks (optional, dynamics only: a generalized force
-−c_i q̇_i on coordinate i), Ḟ the rates of F (the smooth force model), b the biases of the sensors with
+−c_i q̇_i on coordinate i), θ = (m, h, Θ) the inertial parameters of an unknown payload on one link of a
+spatial model (optional, dynamics only: the equations of motion get Jᵀ W_p, its wrench on the link,
+estimator.spatial.payload), Ḟ the rates of F (the smooth force model), b the biases of the sensors with
 ``bias_state`` (each sensor's d entries, in sensor order), w the external wrenches on named frames of a
 URDF model (optional, dynamics only: w_f = (t; f) in frame f's axes about its origin, the RNEA's applied
 wrenches, estimator.spatial.frame_wrenches).
 One variable per step keeps GTSAM's bookkeeping small (estimator.factors.stacked_state); F, g, ν, ℓ, c,
-b and w ride in it, so their random walks join the integrators in one native factor between
+θ, b and w ride in it, so their random walks join the integrators in one native factor between
 consecutive states:
 
     model rows of step k (one Python factor, with that step's readings, estimator.factors.observation_stack):
@@ -23,7 +25,8 @@ consecutive states:
                     + C q̇ − Σ_f J_fᵀ w_f; Φq_S q̈ − γ_S]
                    (estimator.dynamics.step_rows, g as one more unknown force, on the column Q_g;
                    the mass errors' term: mass_error_rows; C = diag(c) on the friction's
-                   coordinates: friction_rows; w through the model's RNEA, estimator.model_protocol.step_rows)
+                   coordinates: friction_rows; w through the model's RNEA, estimator.model_protocol.step_rows;
+                   + Jᵀ W_p(q, q̇, q̈, θ): payload_rows)
       kinematics:  [Φ_S; Φq_S q̇; Φq_S q̈ − γ_S]                          (its constraint block)
       either, with ℓ: Φ_S's distance rows less L_b² ((1 + ℓ_b)² − 1)   (length_error_rows)
     process rows between steps (native, linear; estimator.factors.native):
@@ -34,7 +37,7 @@ consecutive states:
       F_k − F_{k−1} − h/2 (Ḟ_{k−1} + Ḟ_k) ~ N(0, J² h³/12 + K_s² h) and Ḟ_k − Ḟ_{k−1} ~ N(0, J² h)
       (K_s a share of K: estimator.online.config.FORCE_STEP_SHARE),
       g_k − g_{k−1} ~ N(0, K_g² h), ν_k − ν_{k−1} ~ N(0, K_ν² h), ℓ_k − ℓ_{k−1} ~ N(0, K_ℓ² h),
-      c_k − c_{k−1} ~ N(0, K_c² h),
+      c_k − c_{k−1} ~ N(0, K_c² h), θ_k − θ_{k−1} ~ N(0, diag(K_θ)² h),
       b_k − b_{k−1} ~ N(0, K_b² h) per sensor, w_k − w_{k−1} ~ N(0, K_w² h),
       kinematics only, and for the jerk force model on the z the forces act on (F then free at each
       step, and those z without the white acceleration of the Adams-Moulton rows):
@@ -59,6 +62,8 @@ from estimator.mass import BodyMassTerms
 from estimator.model import Mechanism
 from estimator.model_protocol import constraint_rows, step_rows
 from estimator.spatial.frame_wrenches import FrameWrenches
+from estimator.spatial.payload import STATES as PAYLOAD_STATES
+from estimator.spatial.payload import PayloadTerms
 
 
 @dataclass(frozen=True)
@@ -70,8 +75,8 @@ class EstimationLayout:
     ``force_rates``: whether x carries Ḟ, the rates of the unknown forces (the smooth force model);
     ``masses``: how many mass-error entries ν x carries (0, or one per body with mass); ``lengths``:
     how many length errors ℓ (0, or one per body with a kept distance row); ``frictions``: the
-    coordinates whose viscous friction coefficient c x carries; ``wrenches``: the frames whose external
-    wrench w x carries (6 entries each).
+    coordinates whose viscous friction coefficient c x carries; ``payload``: whether x carries the payload θ;
+    ``wrenches``: the frames whose external wrench w x carries (6 entries each).
     The slices are cached: every step's factor reads them."""
 
     n: int
@@ -85,6 +90,7 @@ class EstimationLayout:
     lengths: int = 0
     frictions: tuple[int, ...] = ()
     wrenches: tuple[str, ...] = ()
+    payload: bool = False
 
     @cached_property
     def integrated(self) -> np.ndarray:
@@ -93,7 +99,7 @@ class EstimationLayout:
 
     @cached_property
     def shared(self) -> np.ndarray:
-        """The columns the factors between steps touch, s = [z; ż; z̈; F; g; ν; ℓ; c; Ḟ; b; w]
+        """The columns the factors between steps touch, s = [z; ż; z̈; F; g; ν; ℓ; c; θ; Ḟ; b; w]
         (estimator.factors.reduced_state)."""
         picked = self.integrated
         return np.concatenate((picked, self.n + picked, 2 * self.n + picked, np.arange(3 * self.n, self.lam.start)))
@@ -143,9 +149,14 @@ class EstimationLayout:
         return np.asarray(self.frictions, int), np.arange(self.friction.start, self.friction.stop)
 
     @cached_property
+    def payload_state(self) -> slice:
+        """The columns of θ = (m, h, Θ) (empty without it), after c."""
+        return slice(self.friction.stop, self.friction.stop + PAYLOAD_STATES * self.payload)
+
+    @cached_property
     def force_rate(self) -> slice:
-        """The columns of Ḟ (empty without them), after c."""
-        return slice(self.friction.stop, self.friction.stop + len(self.forces) * self.force_rates)
+        """The columns of Ḟ (empty without them), after θ."""
+        return slice(self.payload_state.stop, self.payload_state.stop + len(self.forces) * self.force_rates)
 
     def bias_of(self, sensor: int) -> slice:
         """Columns of the bias of sensor number ``sensor``."""
@@ -174,14 +185,15 @@ class EstimationLayout:
 
 
 def dynamics_rows(mech: Mechanism, layout: EstimationLayout, selection: np.ndarray, masses: BodyMassTerms | None,
-                  lengths: BodyLengthTerms | None, x: np.ndarray, jac: bool = True,
+                  lengths: BodyLengthTerms | None, payload: PayloadTerms | None, x: np.ndarray, jac: bool = True,
                   frames: FrameWrenches | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """e = [Φ_S; Φq_S q̇; M q̈ + Φq_Sᵀ λ − Q − E [F; g]; Φq_S q̈ − γ_S] and ∂e/∂x (E = ``selection``: the
     actuators' columns, and the column Q_g last when x carries g), with the mass errors' term
     (mass_error_rows) on the bodies of ``masses`` when x carries ν, the length errors' term
     (length_error_rows) on the bodies of ``lengths`` when x carries ℓ, the friction's
-    (friction_rows) when x carries c and the external wrenches on the frames of ``frames`` (in the
-    model's step_rows: the RNEA's applied wrenches) when x carries w."""
+    (friction_rows) when x carries c, the payload's (payload_rows) when x carries θ and the external
+    wrenches on the frames of ``frames`` (in the model's step_rows: the RNEA's applied wrenches) when x
+    carries w."""
     n, size = layout.n, len(layout.rows)
     error, block = step_rows(mech, layout.row_indices, selection, x[:n], x[n:2 * n], x[2 * n:3 * n],
                              x[layout.lam], x[layout.loads], jac, frames, x[layout.wrench])
@@ -199,7 +211,22 @@ def dynamics_rows(mech: Mechanism, layout: EstimationLayout, selection: np.ndarr
         length_error_rows(lengths, layout, x, error, jacobian)
     if layout.frictions:
         friction_rows(layout, x, 2 * size, error, jacobian)
+    if layout.payload:
+        payload_rows(payload, layout, x, 2 * size, error, jacobian)
     return error, jacobian
+
+
+def payload_rows(payload: PayloadTerms, layout: EstimationLayout, x: np.ndarray, first: int, error: np.ndarray,
+                 jacobian: np.ndarray | None) -> None:
+    """Adds Jᵀ W_p, the joint forces the payload θ takes (estimator.spatial.payload), to the
+    equations of motion (the n rows of ``error`` from ``first`` on) and its derivatives by q, q̇, q̈ and θ
+    to ``jacobian`` (None: the error only)."""
+    n, rows = layout.n, slice(first, first + layout.n)
+    forces, derivatives = payload.rows(x[:n], x[n:2 * n], x[2 * n:3 * n], x[layout.payload_state], jacobian is not None)
+    error[rows] += forces
+    if jacobian is not None:
+        jacobian[rows, :3 * n] += derivatives[:, :3 * n]
+        jacobian[rows, layout.payload_state] += derivatives[:, 3 * n:]
 
 
 def friction_rows(layout: EstimationLayout, x: np.ndarray, first: int, error: np.ndarray,

@@ -9,7 +9,8 @@
     error g of the model's gravity, estimator ``gravity_sigma``; ``mass_error.<body>``: the relative
     error μ_b of a body's mass, ``mass_sigma``; ``length_error.<body>``: the relative error ℓ_b of a
     body's length, ``length_sigma``; ``friction.<coordinate>``: the viscous friction coefficient c_i
-    the model lacks on a coordinate, ``friction_sigma``)
+    the model lacks on a coordinate, ``friction_sigma``; ``payload.mass`` [kg] and ``payload.com.x|y|z`` [m,
+    the link's axes]: the unknown payload, ``payload``, the σ of its state θ in sigma's ``payload`` block)
 
 The same estimate as a flat map of floats for plotting tools, on ``node.plot``: estimator.node.plot_map.
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from estimator.errors import MbstateError, shown
-from estimator.model_protocol import Model, actuators
+from estimator.model_protocol import Model, actuators, payload_terms
 from estimator.section import Section
 from estimator.smoother import FACTORIZATIONS
 from estimator.spatial.frame_wrenches import movable_frames
@@ -31,16 +31,18 @@ ACCELERATION_START = 0.3  # [rad/s²/√Hz] auto acceleration_noise until the mo
 ACCELERATION_FLOOR = 0.01  # the auto acceleration_noise's least value, as a share of ACCELERATION_START
 ACCELERATION_HORIZON = 0.5  # [s] the horizon the auto acceleration_noise is matched over
 ACCELERATION_MEMORY = 2.0  # [s] time constant of its mean (estimator.online.acceleration_noise)
-DYNAMICS_KEYS = ("gravity_sigma", "mass_sigma", "friction_sigma", "force_noise",
+DYNAMICS_KEYS = ("gravity_sigma", "mass_sigma", "friction_sigma", "force_noise", "payload",
                  "wrenches")  # act on the equations of motion
 NULLABLE = ("relinearize_threshold", "force_rate", "outlier_gate", "gravity_sigma", "mass_sigma",
-            "length_sigma", "friction_sigma")  # may be null
+            "length_sigma", "friction_sigma", "payload")  # may be null
 AUTO = "auto"  # a size left to the estimator (EstimatorConfig.with_model_states, with_force_model; walk_scale)
 CHOICES = {"kind": KINDS, "factorization": FACTORIZATIONS, "force_model": (*FORCE_MODELS, AUTO)}  # keys that take a name
 MODEL_STATES = {"gravity_sigma": 0.2, "mass_sigma": 0.1, "length_sigma": 0.01, "friction_sigma": 1.0}  # auto sizes
 MODEL_WALKS = {"gravity_sigma": "gravity_random_walk", "mass_sigma": "mass_random_walk",
                "length_sigma": "length_random_walk", "friction_sigma": "friction_random_walk"}  # each state's walk
 MODEL_MEMORY = 1e6  # [s] an auto model-error walk moves its state by its prior σ over this time (model_walk)
+PAYLOAD_SIZES = ("payload_mass_sigma", "payload_offset_sigma")  # the payload's start σ (payload_sigmas)
+PAYLOAD_WALKS = ("payload_random_walk",)  # its walk, relative to the start σ
 STATES_LAG = 5  # [steps] the least window (lag) with auto model-error states (with_model_states)
 STANDARD_GRAVITY = 9.81  # [m/s²] the acceleration that makes the mechanism's masses a weight (scales)
 DYNAMICS_SHARE = 1e-5  # auto dynamics_sigma: this share of the mechanism's weight (estimator.online.scales)
@@ -140,6 +142,19 @@ class EstimatorConfig:
       it cannot be carried). ``auto``, the default of the four walks: the state's σ over
       √MODEL_MEMORY (:meth:`model_walk`): a model's masses, lengths, friction and gravity are
       constants, and the walk only keeps the state from freezing over a node's run of days.
+      ``payload``: the name of a link of a spatial model (a URDF) that carries an unknown payload (null,
+      the default: none): the state carries θ = (m, h, Θ), its inertial parameters in the link's frame
+      (m [kg], h = m c [kg·m] with c its centre of mass, Θ [kg·m²] its rotational inertia about the link
+      origin), whose joint forces Jᵀ W_p (its weight and inertia, estimator.spatial.payload) join the
+      equations of motion; start prior N(0, diag(σ_m², σ_h² 1, σ_Θ² 1)) with σ_m ``payload_mass_sigma`` [kg],
+      σ_h = σ_m σ_c, σ_Θ = σ_m σ_c² (σ_c ``payload_offset_sigma`` [m]), random walks of density
+      ``payload_random_walk`` [1/√s] times each one's σ. ``auto`` (the default of these three): σ_m the mass
+      of the body the link rides on (a payload up to the link's own mass), σ_c the model's mean distance
+      between consecutive joints (a payload within a link's length of its link's origin), and the walk
+      1/√MODEL_MEMORY, the model-error states' (a payload held for the run; one picked up and put down
+      during the run wants 1/√T, T the time it is held). Its mass is seen through the weight and inertia
+      it adds, h and Θ through their moments.
+      It needs the dynamics and the smoother.
     Model
       ``dynamics``: true — per step M q̈ + Φqᵀλ − Q − E F = 0 (σ ``dynamics_sigma`` [N, N·m]; ``auto``,
       the default: DYNAMICS_SHARE of the mechanism's weight Σ m_b × STANDARD_GRAVITY,
@@ -267,6 +282,10 @@ class EstimatorConfig:
     friction_sigma: float | str | None = AUTO
     friction_random_walk: float | str = AUTO
     friction_coordinates: tuple[str, ...] = ()
+    payload: str | None = None
+    payload_mass_sigma: float | str = AUTO
+    payload_offset_sigma: float | str = AUTO
+    payload_random_walk: float | str = AUTO
     dynamics: bool = True
     dynamics_sigma: float | str = AUTO
     acceleration_noise: float | str = AUTO
@@ -335,7 +354,11 @@ class EstimatorConfig:
                   *((key, getattr(self, key) in (None, AUTO) or getattr(self, key) > 0.0,
                      "auto, null or a positive number") for key in MODEL_STATES),
                   *((key, getattr(self, key) == AUTO or getattr(self, key) >= 0.0, "auto or at least 0")
-                    for key in MODEL_WALKS.values()),
+                    for key in (*MODEL_WALKS.values(), *PAYLOAD_WALKS)),
+                  *((key, getattr(self, key) == AUTO or getattr(self, key) > 0.0, "auto or a positive number")
+                    for key in PAYLOAD_SIZES),
+                  ("payload", self.payload is None or self.kind == "smoother",
+                   "null with a filter (kind: smoother carries the payload state)"),
                   ("startup_span", 0.0 <= self.startup_span <= 10.0, "in [0, 10] s"),
                   ("max_coalesce", self.max_coalesce >= 1, "at least 1"), ("recover_steps", self.recover_steps >= 1,
                   "at least 1"), ("recover_fraction", 0.0 < self.recover_fraction <= 1.0, "in (0, 1]"),
@@ -415,6 +438,16 @@ class EstimatorConfig:
         walk = getattr(self, MODEL_WALKS[size_key])
         return getattr(self, size_key) / np.sqrt(MODEL_MEMORY) if walk == AUTO else walk
 
+    def payload_sigmas(self, body_mass: float, reach: float) -> tuple[np.ndarray, np.ndarray]:
+        """(start σ, walk density) of θ = (m, h, Θ): σ_m, σ_h = σ_m σ_c, σ_Θ = σ_m σ_c² from the ``payload_*``
+        keys or (auto) σ_m ``body_mass`` [kg], σ_c ``reach`` [m]; the walks each σ times
+        ``payload_random_walk`` (auto: 1/√MODEL_MEMORY; the class docstring)."""
+        mass, offset = (getattr(self, key) if getattr(self, key) != AUTO else scale
+                        for key, scale in zip(PAYLOAD_SIZES, (body_mass, reach)))
+        sigmas = np.array([mass] + [mass * offset] * 3 + [mass * offset ** 2] * 6)
+        walk = 1.0 / np.sqrt(MODEL_MEMORY) if self.payload_random_walk == AUTO else self.payload_random_walk
+        return sigmas, walk * sigmas
+
     @property
     def most_output_delay(self) -> int:
         """The largest ``output_delay``: a step held back must still be in the window after an update that
@@ -451,8 +484,10 @@ class EstimatorConfig:
                 values[name] = _force_noise(section, mech)
             elif name in NULLABLE and section.raw(name) is None:
                 values[name] = None
-            elif name in (*MODEL_STATES, *MODEL_WALKS.values(), *WALK_STARTS, *SCALED, "acceleration_noise",
-                          "wrench_random_walk"):
+            elif name == "payload":
+                values[name] = _payload_link(section, mech)
+            elif name in (*MODEL_STATES, *MODEL_WALKS.values(), *WALK_STARTS, *SCALED, *PAYLOAD_SIZES, *PAYLOAD_WALKS,
+                          "acceleration_noise", "wrench_random_walk"):
                 if isinstance(section.raw(name), str) and section.raw(name) != AUTO:
                     raise section.error(name, f"must be auto or a number, got {shown(section.raw(name), 40)}")
                 values[name] = AUTO if section.raw(name) == AUTO else section.number(name)
@@ -490,6 +525,16 @@ def _distinct_names(section: Section, key: str, known: Sequence[str], noun: str)
         article = "an" if noun[0] in "aeiou" else "a"
         raise section.error(key, f"{article} {noun} is repeated: {', '.join(names)[:200]}")
     return tuple(names)
+
+
+def _payload_link(section: Section, mech: Model) -> str:
+    """``payload``: the name of a link of ``mech`` that moves (estimator.model_protocol.payload_terms)."""
+    link = section.text("payload")
+    try:
+        payload_terms(mech, link)
+    except MbstateError as exc:
+        raise section.error("payload", str(exc).partition("estimator.payload: ")[2]) from None
+    return link
 
 
 def _force_noise(section: Section, mech: Model) -> tuple[tuple[str, float], ...]:

@@ -42,11 +42,12 @@ class Drafter:
 
     def __init__(self, config: EstimatorConfig, layout: EstimationLayout, partitions: Partitions, model: StepModel,
                  sensors: Sequence[Sensor], force_coordinates: Sequence[int],
-                 wrench_walk: np.ndarray | None = None) -> None:
+                 wrench_walk: np.ndarray | None = None, payload_walks: Sequence[float] = ()) -> None:
         """``wrench_walk``: K_w of each entry of the external wrenches w (estimator.online.wrench_states;
-        None: x carries none)."""
+        None: x carries none); ``payload_walks``: the walk density of each column of the payload θ."""
         self.config, self.layout, self.partitions, self.model = config, layout, partitions, model
         self.wrench_walk = np.zeros(0) if wrench_walk is None else wrench_walk
+        self.payload_walks = payload_walks
         self.sensors, self.force_coordinates = sensors, np.asarray(force_coordinates, int)
         self.force_walk = np.full(len(layout.forces), config.force_walk)  # K of each unknown force
         self.jerk_walk = np.full(len(self.jerk_columns), config.jerk_walk)  # D of each walked acceleration
@@ -76,7 +77,7 @@ class Drafter:
 
     def _random_walks(self) -> tuple[list, list]:
         """(walks, trapezoids) of process_relation that do not depend on the independent coordinates: the
-        force model's rows (the driven accelerations' white-jerk walk), the random walks of g, ν, ℓ, c, b and w."""
+        force model's rows (the driven accelerations' white-jerk walk), the random walks of g, ν, ℓ, c, θ, b and w."""
         config, layout, h = self.config, self.layout, self.config.dt
         walks, trapezoids = [], []
         force_walk = self.force_walk
@@ -96,6 +97,8 @@ class Drafter:
                                            ("friction_sigma", layout.frictions, layout.friction)):
             if carried:
                 walks.append((columns, max(config.model_walk(size_key) * np.sqrt(h), 1e-9)))
+        for column, density in zip(range(layout.payload_state.start, layout.payload_state.stop), self.payload_walks):
+            walks.append((np.array([column]), max(density * np.sqrt(h), 1e-9)))
         for i, sensor in enumerate(self.sensors):
             if sensor.params.bias_state:
                 walks.append((layout.bias_of(i), max(sensor.params.noise.bias_step_sigma(h), 1e-9)))

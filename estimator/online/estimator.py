@@ -7,13 +7,14 @@ Model. Any model of estimator.model_protocol, a planar Mechanism or a URDF tree 
 estimator asks of it (constraint rows, independent coordinates, assembly, the acceleration noise's
 metric, the model-error states' terms) are the protocol's members, so one code path serves both. A tree
 has no constraint rows (z = q) and, for now, no model-error states, observability check or kinematics-only
-mode (docs/spatial.md, "The online estimator on a tree").
+mode (docs/spatial.md, "The online estimator on a tree"); its unknown load is the payload state θ
+(EstimatorConfig ``payload``, estimator.spatial.payload).
 
 Time grid. Steps t_k = t0 + k h, h = 1/rate, in sensor time; t0 is set at start-up. Step k is
 processed once the newest sensor time reaches t_k + delay_steps·h (default half a step: the
 readings that attach to k have then arrived when stamps arrive in order).
 
-Graph per step (estimator.factors.estimation_state): a stacked state x_k = [q; q̇; q̈; F; g; Ḟ; b; w; λ]
+Graph per step (estimator.factors.estimation_state): a stacked state x_k = [q; q̇; q̈; F; g; …; θ; Ḟ; b; w; λ]
 (w: the external wrenches on the frames of EstimatorConfig ``wrenches``, estimator.online.wrench_states)
 with one factor holding the model rows (constraints and dynamics) AND the step's readings
 (estimator.factors.observation_stack), one native linear factor with the integrator on the independent
@@ -148,12 +149,13 @@ from estimator.factors.observation_stack import (LinearizedStep, Observation, Se
 from estimator.factors.reduced_state import Lift, StepRelation, Unresolved
 from estimator.kinematics import AssemblyError
 from estimator.model_protocol import (Model, actuators, constraint_count, independent_coordinates, independent_rows,
-                                      model_errors)
+                                      model_errors, payload_terms)
 from estimator.online.acceleration_noise import AccelerationNoise
 from estimator.online.config import EstimatorConfig
 from estimator.online.drafting import Drafter, DraftStep
 from estimator.online.governor import LoadGovernor
-from estimator.online.interface import COUNTERS, RESTARTS, StepEstimate
+from estimator.online.interface import COUNTERS, PAYLOAD_KEYS, RESTARTS, StepEstimate
+from estimator.spatial.payload import published as payload_published
 from estimator.online.observability import ObservabilityReport, observability
 from estimator.online.outliers import OutlierGate
 from estimator.online.partitions import Partitions
@@ -209,6 +211,9 @@ class OnlineEstimator:
         config = config.with_force_model(jerk_applies=all(c in independent for c in self.force_coordinates))
         self.config = config
         self.frictions = friction_coordinates(mech, config, independent)
+        self.payload = None if config.payload is None else payload_terms(mech, config.payload)
+        self.payload_sizes = (config.payload_sigmas(self.payload.body_mass, self.payload.reach) if self.payload
+                              else (np.zeros(0), np.zeros(0)))  # (start σ, walk densities) of θ
         self.layout = EstimationLayout(mech.n, rows if dynamics else (), forces if dynamics else (),
                                        tuple(s.dimension if s.params.bias_state else 0 for s in sensors.sensors),
                                        gravity=config.gravity_sigma is not None,
@@ -216,7 +221,8 @@ class OnlineEstimator:
                                        force_rates=config.force_model == "smooth",
                                        masses=0 if self.masses is None else len(self.masses.names),
                                        lengths=0 if self.lengths is None else len(self.lengths.names),
-                                       frictions=self.frictions, wrenches=config.wrenches)
+                                       frictions=self.frictions, payload=self.payload is not None,
+                                       wrenches=config.wrenches)
         self.terms: dict[str, SensorTerm | None] = {
             s.params.name: sensor_term(s if self.frames is None else s.with_wrenches(self.frames), i, self.layout,
                                        constraint_count(mech), len(named))
@@ -227,13 +233,14 @@ class OnlineEstimator:
                                f"coordinates, and {off[0]!r} is not one (independent: "
                                f"{', '.join(mech.coordinate_names[i] for i in self.layout.integrated)})")
         self.model = step_model(mech, self.layout, config, rows, self.force_coordinates, self.masses, self.lengths,
-                                self.frames)
+                                self.payload, self.frames)
         jerk = dynamics and config.force_model == "jerk"
         self.partitions = Partitions(mech, self.layout, rows, config.integrator_order,
                                      self.force_coordinates if jerk else ())
         self.drafter = Drafter(config, self.layout, self.partitions, self.model, sensors.sensors,
                                self.force_coordinates,
-                               None if self.frames is None else wrench_walk(self.frames, assembled, config))
+                               None if self.frames is None else wrench_walk(self.frames, assembled, config),
+                               self.payload_sizes[1])
         self.walks = AdaptiveWalks(config, self.layout, self.drafter)
         self.acceleration_noise = AccelerationNoise(config, self.layout, self.drafter, self.partitions)
         self._freeze = FreezeSwitch()
@@ -446,6 +453,7 @@ class OnlineEstimator:
         if layout.frictions:
             sigmas[layout.friction] = config.friction_sigma
         sigmas[layout.wrench] = config.wrench_sigma
+        sigmas[layout.payload_state] = self.payload_sizes[0]
         for i, sensor in enumerate(self.sensors.sensors):
             if sensor.params.bias_state:
                 sigmas[layout.bias_of(i)] = sensor.params.noise.bias_sigma
@@ -686,6 +694,8 @@ class OnlineEstimator:
             std = np.sqrt(self._lifts[k].variances(self.smoother.marginal_covariance(X(k))))
             sigma = {"q": std[:n], "qd": std[n:2 * n], "forces": std[layout.force]}
             sigma |= {f"wrench.{name}": s for name, s in zip(layout.wrenches, std[layout.wrench].reshape(-1, 6))}
+            if layout.payload:
+                sigma["payload"] = std[layout.payload_state]
         model = {"gravity_error": float(x[layout.gravity_error][0])} if layout.gravity else {}
         if layout.masses:
             mu = self.masses.distribution @ x[layout.mass_error]
@@ -694,6 +704,8 @@ class OnlineEstimator:
             model |= {f"length_error.{name}": float(v) for name, v in zip(self.lengths.names, x[layout.length_error])}
         names = (mech.coordinate_names[i] for i in layout.frictions)
         model |= {f"friction.{name}": float(v) for name, v in zip(names, x[layout.friction])}
+        if layout.payload:
+            model |= dict(zip(PAYLOAD_KEYS, map(float, payload_published(x[layout.payload_state]))))
         wrenches = dict(zip(layout.wrenches, x[layout.wrench].reshape(-1, 6).copy()))
         return q, qd, qdd, forces, lam, sigma, model, wrenches
 

@@ -15,6 +15,7 @@ COUNTERS = ("readings", "steps", "pending", "used", "late", "dropped", "ignored"
             "degraded_steps", "coalesced_steps", "recoveries", "solver_recoveries", "resets", "resyncs",
             "catch_ups", "reinitializations", "startup_failures", "relinearizations")
 # reset reasons and their counters
+PAYLOAD_KEYS = ("payload.mass", "payload.com.x", "payload.com.y", "payload.com.z")  # StepEstimate.model, payload
 RESTARTS = {"resync": "resyncs", "caught_up": "catch_ups", "reinitialized": "reinitializations"}
 
 
@@ -30,7 +31,8 @@ class StepEstimate:
     qdd: np.ndarray
     forces: dict[str, float]  # estimated unknown actuator forces by actuator name [N, N·m]
     lam: np.ndarray  # multipliers (m; zero on redundant rows)
-    sigma: dict[str, np.ndarray] | None  # {"q", "qd", "forces", "wrench.<frame>"}: marginal std devs when enabled
+    sigma: dict[str, np.ndarray] | None  # {"q", "qd", "forces", "wrench.<frame>"; "payload": σ of θ}: marginal
+    # std devs when enabled
     latency: float  # wall seconds of this step (its share when steps are coalesced)
     update_steps: int  # estimates published with this one: the grid steps of its smoother update (1 unless
     # coalesced); with output_delay, the steps that update published (the first output_delay updates publish
@@ -39,7 +41,7 @@ class StepEstimate:
     # "resync", "caught_up", "reinitialized"
     model: dict[str, float] = field(default_factory=dict)  # model-error states: "gravity_error" (gravity_sigma),
     # "mass_error.<body>" (mass_sigma), "length_error.<body>" (length_sigma), "friction.<coordinate>"
-    # (friction_sigma)
+    # (friction_sigma), PAYLOAD_KEYS (payload: m [kg], c [m] in the link's axes; σ of θ in sigma["payload"])
     wrenches: dict[str, np.ndarray] = field(default_factory=dict)  # external wrench by frame name: (mx, my, mz,
     # fx, fy, fz) [N·m, N] in the frame's axes about its origin (the smoother's ``wrenches`` states; a baseline's
     # estimate); the momentum observer also puts its external joint torques in ``model`` as

@@ -21,6 +21,7 @@ from estimator.model_protocol import Model, actuators
 from estimator.online.config import EstimatorConfig
 from estimator.online.scales import dynamics_sigma
 from estimator.spatial.frame_wrenches import FrameWrenches
+from estimator.spatial.payload import PayloadTerms
 
 
 @dataclass(frozen=True)
@@ -47,17 +48,19 @@ class StepModel:
 
 def step_model(mech: Model, layout: EstimationLayout, config: EstimatorConfig, rows: Sequence[int],
                force_coordinates: Sequence[int], masses: BodyMassTerms | None,
-               lengths: BodyLengthTerms | None, frames: FrameWrenches | None = None) -> StepModel:
+               lengths: BodyLengthTerms | None, payload: PayloadTerms | None = None,
+               frames: FrameWrenches | None = None) -> StepModel:
     """The model rows on ``layout`` under ``config``'s σ: the independent constraint ``rows`` at the
     three levels, and with ``config.dynamics`` the equations of motion with unknown forces on
     ``force_coordinates`` (and the gravity error g and the mass errors of the bodies of ``masses`` when
-    ``layout`` carries them, and the external wrenches on the frames of ``frames`` when it carries w); the
-    length errors of the bodies of ``lengths`` when it carries them."""
+    ``layout`` carries them, the ``payload``'s joint forces when it carries its θ, and the external wrenches
+    on the frames of ``frames`` when it carries w); the length errors of the bodies of ``lengths`` when it
+    carries them."""
     if config.dynamics:
         selection = np.eye(mech.n)[:, list(force_coordinates)]  # E: column j the unit vector of force j's coordinate
         if layout.gravity:  # g, the relative gravity error, loads the model's gravity force Q_g
             selection = np.column_stack((selection, mech.gravity_z[:mech.n]))
-        function = partial(dynamics_rows, mech, layout, selection, masses, lengths, frames=frames)
+        function = partial(dynamics_rows, mech, layout, selection, masses, lengths, payload, frames=frames)
     else:
         function = partial(kinematic_rows, mech, np.asarray(rows), layout, lengths)
     sigmas, defaults = (row_sigmas(mech, len(rows), c) for c in (config, EstimatorConfig(dynamics=config.dynamics)))

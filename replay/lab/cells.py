@@ -1,9 +1,9 @@
 """One lab cell: simulate the truth and its readings, estimate through the node's path, score.
 
-1. Truth: forward dynamics of the scenario's mechanism (replay.simulation.forward_truth) from rest at
-   its release pose, sampled at the sensors' shortest period (integrated at substeps of at most
-   replay.simulation.TRUTH_STEP), for the suite's duration; readings simulated from
-   it with the sensor models built on the TRUE mechanism (sensors.virtual, seed of the cell).
+1. Truth: forward dynamics of the scenario's mechanism (replay.simulation.forward_truth) from its
+   release pose and rates (rest, or a URDF's ``initial_velocity``), sampled at the sensors' shortest
+   period (integrated at substeps of at most replay.simulation.TRUTH_STEP), for the suite's duration;
+   readings simulated from it with the sensor models built on the TRUE mechanism (sensors.virtual, seed of the cell).
 2. Estimate: the estimator's model (errors and start offset, replay.lab.suite.Scenario.model_mechanism)
    with the sensor models built on it, the readings through the node's per-message path
    (replay.replay.replay_readings, as ``mbstate replay``) on a clock that does not advance (no
@@ -11,7 +11,9 @@
    (replay.replay.MeasuredFixedClock): the cost per step, measured under whatever load the machine has.
 3. Scores: RMSE of q, q̇, q̈ of each scored coordinate (angles wrapped) and of each unknown force,
    against the truth interpolated to the estimates' times, over the whole run (start included) and
-   over t ≥ t0 + ``after``; and the series of the first seed for the report's plots.
+   over t ≥ t0 + ``after``; with a true payload, the largest relative error of the estimated payload
+   mass |m̂ − m| / m over t ≥ t0 + ``after`` (``payload_error``); and the series of the first seed for the
+   report's plots.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from estimator.errors import MbstateError
+from estimator.model_protocol import actuators, point_coordinates, start_configuration
 from estimator.node.config import NodeConfig, NodeParams
 from estimator.threads import one_blas_thread
 from replay.clocks import MeasuredFixedClock
@@ -64,6 +67,7 @@ class CellResult:
     cost_ms: dict[str, float]
     error: str | None
     series: Series | None = field(default=None, repr=False)
+    payload_error: float | None = None  # |m̂ − m| / m of the payload mass, largest from ``after`` on
 
 
 @lru_cache(maxsize=8)
@@ -71,7 +75,7 @@ def _truth(suite_path: Path, scenario_name: str, dt: float, duration: float) -> 
     """The scenario's truth (one per worker process and step: every seed, set and estimator share it)."""
     scenario = load_suite(suite_path).scenarios[scenario_name]
     mech = scenario.truth_mechanism()
-    return forward_truth(mech, mech.q0, np.zeros(mech.n), dt, duration)
+    return forward_truth(mech, start_configuration(mech), scenario.start_velocity(mech), dt, duration)
 
 
 def _rmse(error: np.ndarray) -> float:
@@ -113,6 +117,15 @@ def scores(scenario: Scenario, truth: Truth, estimates: list, angles: set[str], 
     return whole, tail, series
 
 
+def payload_error(scenario: Scenario, estimates: list, after: float) -> float | None:
+    """max |m̂ − m| / m over the estimates from t0 + ``after`` on (module docstring, 3); None without a
+    true payload or a payload estimate (or no estimate that late)."""
+    if scenario.payload is None or not estimates or "payload.mass" not in estimates[0].model:
+        return None
+    late = [e.model["payload.mass"] for e in estimates if e.t >= estimates[0].t + after]
+    return float(np.max(np.abs(np.array(late) - scenario.payload.mass))) / scenario.payload.mass if late else None
+
+
 def _named(suite: Suite, table: dict, kind: str, name: str):
     """``table[name]``; MbstateError when the suite, read again by the worker, no longer has it."""
     if name not in table:
@@ -148,13 +161,12 @@ def run_cell(suite_path: Path, cell: Cell, duration: float | None = None, keep_s
                         node=dataclasses.replace(NodeParams(), max_future_s=max(1.0, duration)))
     clock = MeasuredFixedClock()
     run = replay_readings(config, [r.to_map() for r in readings], clock)
-    points = set(truth_mech.point_coordinates)
+    points = set(point_coordinates(truth_mech))
     angles = {name for i, name in enumerate(truth_mech.coordinate_names) if i not in points}
-    actuators = [a.name for a in truth_mech.actuators]
     if run.estimates:
         whole, tail, series = scores(scenario, truth, run.estimates, angles, suite.after, estimator.unknown_forces,
-                                     actuators)
+                                     [name for name, _ in actuators(truth_mech)])
     else:
         whole, tail, series = {}, {}, None
     return CellResult(cell, len(run.estimates), whole, tail, clock.latency.summary_ms(), run.error,
-                      series if keep_series else None)
+                      series if keep_series else None, payload_error(scenario, run.estimates, suite.after))

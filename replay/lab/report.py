@@ -2,13 +2,14 @@
 
 Table: one row per scenario × sensor set × estimator, the RMSE mean over the seeds, the worst of the
 scored coordinates (the table names it): q, q̇, q̈ over the whole run and from ``after`` on, the
-unknown forces' worst RMSE, p50 of the cost per step [ms, measured under the machine's load] and
-the cells that raised. Plots (first seed): per scenario × set, the first scored coordinate's estimate
-against the truth with ±2σ bands where the estimator gives σ (the legend says "no σ" where not), and
-its error over time (log scale); per scenario, bars of the whole-run q RMSE per estimator and set,
+unknown forces' worst RMSE, where a scenario has a true payload the payload mass's largest relative
+error from ``after`` on (the worst seed's), p50 of the cost per step [ms, measured under the
+machine's load] and the cells that raised. Plots (first seed): per scenario × set, the first scored
+coordinate's estimate against the truth with ±2σ bands where the estimator gives σ (the legend says
+"no σ" where not), and its error over time (log scale); per scenario, bars of the whole-run q RMSE per estimator and set,
 and, where estimators carry the gravity error state (``gravity_sigma``), the mass errors
-(``mass_sigma``), the length errors (``length_sigma``) or the friction (``friction_sigma``), their g,
-μ, ℓ and c over time against the scenario's own errors.
+(``mass_sigma``), the length errors (``length_sigma``), the friction (``friction_sigma``) or a payload
+(``payload``), their g, μ, ℓ, c and m, c over time against the scenario's own errors.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ class Row:
     rmse: dict[str, float]  # quantity → whole-run RMSE, worst coordinate
     rmse_after: dict[str, float]
     forces: float
+    payload: float  # the payload mass's largest relative error from ``after`` on, worst seed (NaN: none)
     cost_ms: float
     seeds: int
     errors: int
@@ -66,9 +68,11 @@ def rows(suite: Suite, results: Sequence[CellResult]) -> list[Row]:
             return float(np.mean(values)) if values else float("nan")
 
         forces = [_worst(r.rmse["forces"])[1] for r in scored if r.rmse["forces"]]
+        payload = [r.payload_error for r in group if r.payload_error is not None]
         table.append(Row(scenario, sensor_set, estimator, worst, {q: mean("rmse", q) for q in QUANTITIES},
                          {q: mean("rmse_after", q) for q in QUANTITIES},
                          float(np.mean(forces)) if forces else float("nan"),
+                         float(np.max(payload)) if payload else float("nan"),
                          float(np.mean([r.cost_ms["p50"] for r in group])), len(group),
                          sum(r.error is not None for r in group)))
     return table
@@ -84,13 +88,15 @@ def markdown_table(suite: Suite, table: Sequence[Row]) -> str:
     header = ["scenario", "set", "estimator", "coordinate"]
     for quantity in QUANTITIES:
         header += [f"{SYMBOLS[quantity]} RMSE", f"{SYMBOLS[quantity]} {after}"]
-    header += ["forces RMSE", "cost p50 ms", "seeds", "errors"]
+    payload = any(not math.isnan(row.payload) for row in table)  # the column only where a cell has one
+    header += ["forces RMSE"] + [f"payload m error {after}"] * payload + ["cost p50 ms", "seeds", "errors"]
     lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     for row in table:
         cells = [row.scenario, row.sensor_set, row.estimator, row.worst]
         for quantity in QUANTITIES:
             cells += [_number(row.rmse[quantity]), _number(row.rmse_after[quantity])]
-        cells += [_number(row.forces), _number(row.cost_ms, ".3f"), str(row.seeds), str(row.errors)]
+        cells += [_number(row.forces)] + [_number(100.0 * row.payload, ".2f") + " %" * (not math.isnan(row.payload))] \
+            * payload + [_number(row.cost_ms, ".3f"), str(row.seeds), str(row.errors)]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -163,7 +169,13 @@ def true_model_error(scenario: Scenario, name: str) -> float:
     """The scenario's own error of the model-error state ``name``: g = |g_truth| / |g_model| − 1, ℓ_b = body
     b's true length over the model's, less 1, μ_b = body b's share of the true total mass over its
     share of the model's, less 1 (the state keeps the model's total mass: estimator.mass.BodyMassTerms),
-    or c_i = the truth's viscous friction coefficient on coordinate i less the model's."""
+    or c_i = the truth's viscous friction coefficient on coordinate i less the model's; a payload's mass m
+    and com offset c, the scenario's true payload (none: 0)."""
+    if name.startswith("payload."):
+        true = scenario.payload
+        if true is None:
+            return 0.0
+        return true.mass if name == "payload.mass" else true.com["xyz".index(name[-1])]
     truth, model = scenario.truth_mechanism(), scenario.model_mechanism()
     if name == "gravity_error":
         return float(np.linalg.norm(truth.gravity) / np.linalg.norm(model.gravity) - 1.0)
@@ -186,7 +198,8 @@ def viscous_friction(mech: Mechanism, coordinate: str) -> float:
 MODEL_FIGURES = (("gravity", "gravity error g", lambda name: name == "gravity_error"),
                  ("masses", "mass error μ", lambda name: name.startswith("mass_error.")),
                  ("lengths", "length error ℓ", lambda name: name.startswith("length_error.")),
-                 ("friction", "viscous friction c", lambda name: name.startswith("friction.")))
+                 ("friction", "viscous friction c", lambda name: name.startswith("friction.")),
+                 ("payload", "payload m [kg], c [m]", lambda name: name.startswith("payload.")))
 
 
 def _model_figure(scenario: Scenario, results: Sequence[CellResult], out: Path, plt) -> list[tuple[str, str]]:

@@ -70,7 +70,11 @@ def test_suite_errors_name_the_key(tmp_path: Path) -> None:
     with pytest.raises(MbstateError, match="duration: must be at most 600"):
         load_suite(bad)
     bad.write_text(re.sub(r"mechanism: \S+", f"mechanism: {REPO / 'configs/mechanisms/urdf/ur5.urdf'}", text))
-    with pytest.raises(MbstateError, match="mechanism: .*ur5.urdf: a URDF in a lab suite is not supported yet"):
+    with pytest.raises(MbstateError, match="model.gravity: a planar mechanism file's key, not a URDF's"):
+        load_suite(bad)
+    bad.write_text(text.replace("scored: [crank]", "scored: [crank]\n    truth: {payload: {link: crank, mass: 1, "
+                                                    "com: [0, 0, 0]}}", 1))
+    with pytest.raises(MbstateError, match="truth.payload: a URDF's key, not a planar mechanism file's"):
         load_suite(bad)
 
 

@@ -70,7 +70,7 @@ def test_model_rows_jacobian(dynamics: bool) -> None:
         x = np.zeros(est.layout.size)
         x[:15] = np.concatenate((truth.q[100], truth.qd[100], truth.qdd[100]))
         x[est.layout.lam], x[est.layout.force] = truth.lam[100][list(est.layout.rows)], truth.f[100]
-        assert np.max(np.abs(dynamics_rows(mech, est.layout, est.model.rows.args[2], None, None, x, False)[0])) < 1e-8
+        assert np.max(np.abs(dynamics_rows(mech, est.layout, est.model.rows.args[2], None, None, None, x, False)[0])) < 1e-8
     else:
         assert kinematic_rows is est.model.rows.func
 
