@@ -5,6 +5,7 @@ with the payload columns (estimator.factors.estimation_state.payload_rows). Seed
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,8 @@ from estimator.errors import MbstateError
 from estimator.factors.estimation_state import EstimationLayout, dynamics_rows
 from estimator.model_protocol import load_model, payload_terms
 from estimator.spatial import lie
-from estimator.spatial.dynamics import inverse_dynamics
+from estimator.spatial.dynamics import body_wrenches, inverse_dynamics
+from estimator.spatial.frame_wrenches import FrameWrenches
 from estimator.spatial.model import load_spatial
 from estimator.spatial.payload import STATES, point_mass, published, with_payload
 
@@ -81,22 +83,27 @@ def test_rows_are_the_merged_models_rnea_in_pinocchio(robot: str, link: str) -> 
         np.testing.assert_allclose(ours, own, rtol=0, atol=1e-9 * max(1.0, np.abs(own).max()))
 
 
-def test_the_stacked_states_dynamics_rows_carry_the_payload() -> None:
-    """dynamics_rows on a layout with θ: RNEA + Jᵀ W_p on the equations of motion, and its Jacobian over the
-    whole stacked state (θ's columns where the layout puts them) against central differences."""
+@pytest.mark.parametrize("wrenches", [(), ("panda_hand_tcp",)])
+def test_the_stacked_states_dynamics_rows_carry_the_payload(wrenches: tuple[str, ...]) -> None:
+    """dynamics_rows on a layout with θ (and with an external wrench's w after it): RNEA + Jᵀ W_p on the
+    equations of motion, and its Jacobian over the whole stacked state (θ's and w's columns where the layout
+    puts them) against central differences."""
     model = load_spatial(MECHANISMS / "urdf" / "panda.urdf")
     terms = payload_terms(model, "panda_link7")
+    frames = FrameWrenches.of(model, wrenches) if wrenches else None
     n = model.dof
-    layout = EstimationLayout(n, (), (), (), payload=True)
-    assert layout.size == 3 * n + STATES and layout.payload_state == slice(3 * n, 3 * n + STATES)
+    layout = EstimationLayout(n, (), (), (), payload=True, wrenches=wrenches)
+    assert layout.size == 3 * n + STATES + 6 * len(wrenches) and layout.payload_state == slice(3 * n, 3 * n + STATES)
     q, qd, qdd, theta, _ = state(n, 3)
-    x = np.concatenate((q, qd, qdd, theta))
+    w = np.random.default_rng(3).uniform(-10.0, 10.0, 6 * len(wrenches))
+    x = np.concatenate((q, qd, qdd, theta, w))
     selection = np.zeros((n, 0))
-    error, jacobian = dynamics_rows(model, layout, selection, None, None, terms, x)
-    expected = inverse_dynamics(model, q, qd, qdd) + terms.rows(q, qd, qdd, theta, jac=False)[0]
+    rows = partial(dynamics_rows, model, layout, selection, None, None, terms, frames=frames)
+    error, jacobian = rows(x)
+    applied = None if frames is None else body_wrenches(model, dict(zip(wrenches, w.reshape(-1, 6))))
+    expected = inverse_dynamics(model, q, qd, qdd, applied) + terms.rows(q, qd, qdd, theta, jac=False)[0]
     np.testing.assert_allclose(error, expected, rtol=0, atol=1e-12 * np.abs(expected).max())
-    numeric = central_difference(lambda y: dynamics_rows(model, layout, selection, None, None, terms, y, jac=False)[0],
-                                 x, 1e-6)
+    numeric = central_difference(lambda y: rows(y, jac=False)[0], x, 1e-6)
     np.testing.assert_allclose(jacobian, numeric, rtol=0, atol=1e-8 * (1.0 + np.abs(numeric).max()))
 
 
