@@ -45,7 +45,7 @@ from sensors.messages import Reading
 log = logging.getLogger(__name__)
 FILTERS = {"error_ekf": lambda mech, config: ErrorEKF(mech, config.acceleration_density),
            "ukf": lambda mech, config: UnscentedKF(mech, config.acceleration_density),
-           "null_jerk": lambda mech, config: NullJerkKF(mech, config.jerk_walk)}  # kind → the filter of a model
+           "null_jerk": lambda mech, config: NullJerkKF(mech, config.filter_jerk_walk)}  # kind → its filter
 
 
 class OnlineFilter:
