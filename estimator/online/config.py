@@ -24,9 +24,11 @@ KINDS = ("smoother", "error_ekf", "ukf", "null_jerk", "momentum_observer")
 FORCE_MODELS = ("walk", "smooth", "jerk")
 FORCE_RATE_TIME = 0.0625  # [s]: K = √T × force_rate (EstimatorConfig, Unknown inputs)
 FORCE_STEP_SHARE = 0.1  # the smooth force model's steps: a walk of this share of K (EstimatorConfig)
-WALK_STARTS = {"force_random_walk": 5.0, "jerk_random_walk": 10.0}  # auto densities until the motion is seen
+WALK_STARTS = {"force_random_walk": 5.0, "jerk_random_walk": 1.0}  # auto densities until the motion is seen
+FILTER_JERK = 10.0  # [rad/s³/√Hz] the null_jerk filter's jerk density with jerk_random_walk auto
 WALK_MEMORY = 1.0  # [s] time constant of the auto densities' mean (estimator.online.walk_scale)
-WALK_FLOOR = 0.05  # the auto densities' least value, as a share of their start value
+WALK_FLOOR = 1e-3  # the auto densities' least value, as a share of their start value
+WALK_SHARE = 0.1  # an auto density is at least this share of its one-horizon match (estimator.online.walk_scale)
 ACCELERATION_START = 0.3  # [rad/s²/√Hz] auto acceleration_noise until the motion is seen (and the filters')
 ACCELERATION_FLOOR = 0.01  # the auto acceleration_noise's least value, as a share of ACCELERATION_START
 ACCELERATION_HORIZON = 0.5  # [s] the horizon the auto acceleration_noise is matched over
@@ -69,7 +71,7 @@ class EstimatorConfig:
       covariance on the independent coordinates z and ż), ``publish_sigmas``, ``max_pending`` and
       ``acceleration_noise`` (Model, below; auto: ACCELERATION_START) as the density of the white
       acceleration noise on each independent coordinate, its process noise (the literature's plant
-      noise); ``null_jerk`` reads ``jerk_random_walk`` (auto: its start value) as the density of the
+      noise); ``null_jerk`` reads ``jerk_random_walk`` (auto: FILTER_JERK) as the density of the
       white jerk on each coordinate instead. ``momentum_observer`` (the generalized-momentum observer
       of the external joint torques and the ``wrenches``, estimator.online.filters.momentum_observer; a
       URDF tree with a joint torque sensor on every joint) runs the ``null_jerk`` filter on the other
@@ -85,8 +87,10 @@ class EstimatorConfig:
       ``unknown_forces``: actuator names (mech.actuators) whose force/torque is a state variable;
       other actuators are taken as zero. ``force_random_walk`` [N/√s or N·m/√s]: density K of their
       random walk, F_k − F_{k−1} ~ N(0, K² dt); ``auto`` (default): K of each force matched to its
-      estimate over FORCE_RATE_TIME (estimator.online.walk_scale: K² = E[(F(t) − F(t − T))²] / T, a
-      running mean over WALK_MEMORY, from WALK_STARTS until the first T, at least WALK_FLOOR of that).
+      estimate over T = FORCE_RATE_TIME (estimator.online.walk_scale: K² = a + b T from the estimate's
+      variogram V(τ) = E[(F(t) − F(t − τ))²] ≈ c + a τ + b τ² at τ = T, 2T, 3T, so that the estimate's
+      own error c is left out; running means over WALK_MEMORY, from WALK_STARTS until those horizons are
+      seen, at least WALK_SHARE of the one-horizon match √(V(T)/T) and WALK_FLOOR of the start).
       ``force_rate`` [N/s or N·m/s] instead of K (null: K as
       given): the typical (rms) rate of change of the unknown forces, which a user knows from the drive
       (≈ range × angular frequency of the motion); then K = ``FORCE_RATE_TIME``^½ × force_rate, a
@@ -389,6 +393,12 @@ class EstimatorConfig:
     def jerk_walk(self) -> float:
         """D, the white-jerk density of the walked accelerations (auto: its start value)."""
         return WALK_STARTS["jerk_random_walk"] if self.jerk_random_walk == AUTO else self.jerk_random_walk
+
+    @property
+    def filter_jerk_walk(self) -> float:
+        """The null_jerk filter's white-jerk density: ``jerk_random_walk``, or (auto) FILTER_JERK (the filter does
+        not match it to the motion)."""
+        return FILTER_JERK if self.jerk_random_walk == AUTO else self.jerk_random_walk
 
     @property
     def acceleration_density(self) -> float:

@@ -52,7 +52,7 @@ class MomentumObserver:
         if not isinstance(mech, SpatialModel):
             raise MbstateError("estimator.kind: momentum_observer needs a URDF tree (its mass matrix and "
                                "Jacobians); this is a planar mechanism file: use kind smoother")
-        self.kinematics = NullJerkKF(mech, config.jerk_walk)  # refuses a closed chain in one line
+        self.kinematics = NullJerkKF(mech, config.filter_jerk_walk)  # refuses a closed chain in one line
         self.torque_joint = {id(s): s.joint for s in sensors.sensors if s.params.kind == JOINT_TORQUE}
         missing = sorted(set(mech.joint_names) - {mech.joint_names[j] for j in self.torque_joint.values()})
         if missing:

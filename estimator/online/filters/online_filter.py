@@ -47,7 +47,7 @@ from sensors.messages import Reading
 log = logging.getLogger(__name__)
 FILTERS = {"error_ekf": lambda mech, config, sensors: ErrorEKF(mech, config.acceleration_density),
            "ukf": lambda mech, config, sensors: UnscentedKF(mech, config.acceleration_density),
-           "null_jerk": lambda mech, config, sensors: NullJerkKF(mech, config.jerk_walk),
+           "null_jerk": lambda mech, config, sensors: NullJerkKF(mech, config.filter_jerk_walk),
            "momentum_observer": MomentumObserver}  # kind → the filter of a model, its configuration and sensors
 
 

@@ -13,7 +13,8 @@ from conftest import MECHANISMS, REPO
 from estimator.constraints import constraint_values
 from estimator.errors import MbstateError
 from estimator.mechanism_file import build_mechanism, load_mechanism
-from estimator.online.config import AUTO, MODEL_MEMORY, MODEL_STATES, STATES_LAG, WALK_STARTS, EstimatorConfig
+from estimator.online.config import (AUTO, FILTER_JERK, MODEL_MEMORY, MODEL_STATES, STATES_LAG, WALK_STARTS,
+                                     EstimatorConfig)
 from estimator.online.startup import start_anchor
 from estimator.section import Section
 
@@ -196,6 +197,8 @@ def test_force_rate_sets_the_random_walk_density() -> None:
     assert read({}).force_walk == WALK_STARTS["force_random_walk"] and read({}).adapts_force_walk  # auto: its start
     assert read({"force_random_walk": 1.5}).force_walk == 1.5 and not read({"force_random_walk": 1.5}).adapts_force_walk
     assert read({"jerk_random_walk": "auto"}).jerk_walk == WALK_STARTS["jerk_random_walk"]
+    # the null_jerk filter does not match its density to the motion: auto is its own FILTER_JERK
+    assert read({}).filter_jerk_walk == FILTER_JERK and read({"jerk_random_walk": 2.0}).filter_jerk_walk == 2.0
     with pytest.raises(MbstateError, match=r"estimator\.jerk_random_walk: must be auto or a positive number"):
         read({"jerk_random_walk": 0.0})
     for key in ("jerk_random_walk", "acceleration_noise", "gravity_sigma"):  # a word other than auto: one line
