@@ -2,18 +2,25 @@
 matched to the velocity changes the model does not explain: covariance matching of the process noise over
 two horizons, as a variogram's slope.
 
-At step k the newest estimate's velocity of the independent coordinates z less its prediction from the
-previous update's estimate of step k − 1 through the trapezoidal rule,
+At step k the newest estimate's velocity less its prediction from the previous update's estimate of
+step k − 1 through the trapezoidal rule, over every coordinate,
 
-    r_k = ż_k − ż_{k−1} − h/2 (z̈_{k−1} + z̈_k),
+    ρ_k = q̇_k − q̇_{k−1} − h/2 (q̈_{k−1} + q̈_k),
 
-is what step k's readings change the velocity by beyond the model. Whitened by the noise's shape
-(Drafter.noise_shape: Cov r_k = A² h C_k, C_k = L_k L_kᵀ, e_k = L_k⁻¹ r_k) and summed, s_k = Σ_{j ≤ k} e_j,
-its change over a horizon T telescopes to the change of the estimated velocity against the model's over
-T. Under the white noise of density A that change has the covariance A² T I; the error of the estimate's
-velocity (the readings' noise it follows, σ_ż) adds 2 σ_ż² I at every horizon. The mean square per
-coordinate V(T) = E[|s_k − s_{k−T}|²] / m at the two horizons T₁ = T₂/4 and T₂ = ACCELERATION_HORIZON
-leaves out the second:
+is what step k's readings change the velocity by beyond the model. Its part along the mechanism's motion
+(T the tangent metric at step k: Δw = (TᵀT)⁻¹ Tᵀ ρ_k, least squares) seen through the independent
+coordinates z = q[P] is
+
+    r_k = T[P] Δw ≈ ż_k − ż_{k−1} − h/2 (z̈_{k−1} + z̈_k):
+
+read from z alone, the part of ρ_k off the motion (the soft constraint rows' share) would come back
+through T[P]⁻¹, amplified where the partition's pivot is low (a file of points, before each switch).
+Whitened by the noise's shape (Drafter.noise_shape: Cov r_k = A² h C_k, C_k = L_k L_kᵀ, e_k = L_k⁻¹ r_k)
+and summed, s_k = Σ_{j ≤ k} e_j, its change over a horizon T telescopes to the change of the estimated
+velocity against the model's over T. Under the white noise of density A that change has the covariance
+A² T I; the error of the estimate's velocity (the readings' noise it follows, σ_ż) adds 2 σ_ż² I at
+every horizon. The mean square per coordinate V(T) = E[|s_k − s_{k−T}|²] / m at the two horizons
+T₁ = T₂/4 and T₂ = ACCELERATION_HORIZON leaves out the second:
 
     A² = (V(T₂) − V(T₁)) / (T₂ − T₁),
 
@@ -83,9 +90,9 @@ class AccelerationNoise:
         if not len(coordinates):
             return
         n, h = self.n, self.h
-        change = (after[n + coordinates] - before[n + coordinates]
-                  - 0.5 * h * (before[2 * n + coordinates] + after[2 * n + coordinates]))
+        residual = after[n:2 * n] - before[n:2 * n] - 0.5 * h * (before[2 * n:3 * n] + after[2 * n:3 * n])
         picked = tangent[coordinates]
+        change = picked @ np.linalg.solve(tangent.T @ tangent, tangent.T @ residual)  # r_k: the motion's, through z
         total = self._ring[(self._count - 1) % len(self._ring)] if self._count else 0.0
         white = change / np.linalg.norm(picked) if len(coordinates) == 1 else np.linalg.solve(_whitener(picked), change)
         self._add(total + white, len(coordinates))
