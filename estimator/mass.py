@@ -98,6 +98,16 @@ class BodyMassTerms:
         """Q_g,b P: the gravity forces of the entries of ν (n x nm)."""
         return self.gravity @ self.distribution
 
+    def columns(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, nu: np.ndarray, scale: float = 1.0
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """(∂d/∂ν = Σ_b P_bk (M_b q̈ − scale Q_g,b) (n x nm), ∂(Σ_b μ_b (M_b q̈ − scale Q_g,b))/∂[q, q̇, q̈]
+        (3 x n x n): Σ_b μ_b M_b on q̈, 0 on q and q̇), ``scale`` = 1 + g; the same members as the spatial
+        estimator.spatial.link_masses.LinkMassTerms."""
+        n = len(qdd)
+        tangent = np.zeros((3, n, n))
+        tangent[2] = (nu @ self.state_matrices.reshape(len(nu), n * n)).reshape(n, n)
+        return (self.state_matrices @ qdd).reshape(-1, n).T - scale * self.state_gravity, tangent
+
 
 def body_mass_terms(mech: Mechanism) -> BodyMassTerms:
     """The BodyMassTerms of ``mech``'s bodies with mass (none: empty terms), under its gravity."""

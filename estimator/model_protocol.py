@@ -46,7 +46,8 @@ closures, estimator.spatial.loops and .assembly: a tree has none):
 - ``coordinate_lengths(model)``: per coordinate, what one radian of a body's turn moves it: 1 on
   angles, a mean body length [m] on lengths (the guessed start's σ, estimator.online.scales);
 - ``total_mass(model)`` [kg]; ``model_errors(model, rows)``: (gravity, masses, lengths), the
-  model-error states' terms (estimator.mass, estimator.lengths), None where a model has none (a tree);
+  model-error states' terms (estimator.mass, estimator.lengths; a URDF model's link masses,
+  estimator.spatial.link_masses), None where a model has none (a URDF model's lengths);
 - ``payload_terms(model, link)``: the terms of an unknown payload on a named link, the rigid body whose
   joint forces the step rows add (estimator.spatial.payload; a spatial model only: the planar model refuses).
 """
@@ -75,6 +76,7 @@ from estimator.spatial import closed_dynamics, loop_rows, loops
 from estimator.spatial import dynamics as spatial
 from estimator.spatial import payload as spatial_payload
 from estimator.spatial.frame_wrenches import FrameWrenches
+from estimator.spatial.link_masses import LinkMassTerms, link_mass_terms
 from estimator.spatial.model import PRISMATIC, SpatialModel, is_urdf, load_spatial
 from estimator.spatial.tangent import mean_length, motion_tangent
 
@@ -262,7 +264,7 @@ def total_mass(model: Model) -> float:
 
 @member
 def model_errors(model: Model, rows: Sequence[int]
-                 ) -> tuple[bool, BodyMassTerms | None, BodyLengthTerms | None]:
+                 ) -> tuple[bool, BodyMassTerms | LinkMassTerms | None, BodyLengthTerms | None]:
     """(whether gravity loads the model, the bodies' mass terms, the length terms of the rows S)."""
 
 
@@ -451,7 +453,7 @@ def _(model: SpatialModel):
 
 @model_errors.register
 def _(model: SpatialModel, rows):
-    return False, None, None
+    return False, link_mass_terms(model), None
 
 
 @payload_terms.register

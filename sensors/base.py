@@ -32,6 +32,7 @@ from estimator.section import Section
 
 if TYPE_CHECKING:
     from estimator.spatial.frame_wrenches import FrameWrenches
+    from estimator.spatial.link_masses import LinkMassTerms
 
 Jacobians = list[np.ndarray]
 LOSSES = ("huber", "cauchy")
@@ -168,6 +169,11 @@ class Sensor(Protocol):
         for a kind whose reading does not depend on them."""
         ...
 
+    def with_masses(self, masses: LinkMassTerms) -> Sensor:
+        """The sensor as it reads a URDF model's link-mass errors ν too (one more block, ``m``;
+        estimator.spatial.link_masses): itself for a kind whose reading does not depend on them."""
+        ...
+
 
 class SensorModel:
     """The shared part of every kind (it satisfies ``Sensor``): a subclass sets ``params``,
@@ -195,6 +201,10 @@ class SensorModel:
 
     def with_wrenches(self, frames: FrameWrenches) -> Sensor:
         """Itself: a kind whose reading depends on external wrenches overrides this (``Sensor``)."""
+        return self
+
+    def with_masses(self, masses: LinkMassTerms) -> Sensor:
+        """Itself: a kind whose reading depends on the link masses overrides this (``Sensor``)."""
         return self
 
 

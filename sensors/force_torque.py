@@ -15,7 +15,9 @@ weight gives f = −m R_sᵀ g: +m|g| on an upward axis. Jacobians: Wⱼ's analy
 into S (estimator.spatial.dynamics.JointWrench), rows reordered. An external wrench on the distal
 side enters Wⱼ with a minus sign, as for the joint torque sensor: with the estimator's external
 wrenches w on named frames (``with_wrenches``), one more block ``w``, ∂(t; f)/∂w_f = −X(S ← f) for a
-frame f beyond the joint, else 0 (estimator.spatial.frame_wrenches), rows reordered.
+frame f beyond the joint, else 0 (estimator.spatial.frame_wrenches), rows reordered. With a URDF model's
+link-mass errors ν (``with_masses``, block ``m``), link b's inertia (1 + μ_b) the model's: Wⱼ gains
+Σ_b μ_b Wⱼ,b, Wⱼ,b the joint wrench of link b alone (estimator.spatial.link_masses), with its tangents.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from estimator.section import Section
 from estimator.spatial import lie
 from estimator.spatial.dynamics import JointWrench
 from estimator.spatial.frame_wrenches import FrameWrenches, workspace_poses
+from estimator.spatial.link_masses import LinkMassTerms
 from estimator.spatial.model import SpatialModel
 from sensors.base import Jacobians, SensorModel, SensorParams, check_noise, read_common
 from sensors.mounting import read_joint
@@ -42,10 +45,12 @@ class ForceTorque(SensorModel):
     dimension = 6
 
     def __init__(self, params: SensorParams, model: SpatialModel, joint: int, rot: np.ndarray,
-                 pos: np.ndarray, frames: FrameWrenches | None = None) -> None:
+                 pos: np.ndarray, frames: FrameWrenches | None = None, masses: LinkMassTerms | None = None) -> None:
         self.params, self.model, self.joint, self.mount, self.frames = params, model, joint, (rot, pos), frames
-        self.variables = ("q", "v", "a") if frames is None else ("q", "v", "a", "w")
+        self.masses = masses
+        self.variables = ("q", "v", "a") + ("w",) * (frames is not None) + ("m",) * (masses is not None)
         self.wrench = JointWrench(model, joint, rot, pos)
+        self.links = [] if masses is None else [JointWrench(part, joint, rot, pos) for part, _ in masses.parts]
 
     @classmethod
     def from_config(cls, section: Section, name: str, model: SpatialModel) -> ForceTorque:
@@ -59,14 +64,27 @@ class ForceTorque(SensorModel):
 
     def with_wrenches(self, frames: FrameWrenches) -> ForceTorque:
         """The same sensor reading the external wrenches on ``frames`` too (module docstring)."""
-        return ForceTorque(self.params, self.model, self.joint, *self.mount, frames)
+        return ForceTorque(self.params, self.model, self.joint, *self.mount, frames, self.masses)
 
-    def measurement(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, w: np.ndarray | None = None,
+    def with_masses(self, masses: LinkMassTerms) -> ForceTorque:
+        """The same sensor reading the link-mass errors of ``masses`` too (module docstring)."""
+        return ForceTorque(self.params, self.model, self.joint, *self.mount, self.frames, masses)
+
+    def measurement(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, *states: np.ndarray,
                     jac: bool = True) -> tuple[np.ndarray, Jacobians | None]:
-        """h = (f; t) [N; N·m] in the sensor frame; Jacobians wrt (q, q̇, q̈), 6 x n each, and wrt w
-        (6 x 6k) when the sensor reads the external wrenches."""
-        applied = None if self.frames is None else self.frames.body_wrenches(w)
+        """h = (f; t) [N; N·m] in the sensor frame; Jacobians wrt (q, q̇, q̈), 6 x n each, then wrt w
+        (6 x 6k) and ν (6 x nm) when the sensor reads them (``states``: w, ν in ``variables``' order)."""
+        named = dict(zip(self.variables[3:], states))
+        applied = None if self.frames is None else self.frames.body_wrenches(named["w"])
         value, tangents = self.wrench.evaluate(q, qd, qdd, applied)
+        by_state = None
+        if self.masses is not None:  # W + Σ_b μ_b W_b, W_b the joint wrench of link b alone
+            parts = [link.evaluate(q, qd, qdd) for link in self.links]
+            values = np.array([v for v, _ in parts])
+            mu = self.masses.distribution @ named["m"]
+            value = value + mu @ values  # new arrays: the kernels' buffers stay theirs
+            tangents = tangents + np.einsum("b,bkjr->kjr", mu, np.array([t for _, t in parts]))
+            by_state = (self.masses.distribution.T @ values).T[FORCE_FIRST]
         h = value[FORCE_FIRST]
         if not jac:
             return h, None
@@ -75,4 +93,6 @@ class ForceTorque(SensorModel):
         if self.frames is not None:
             poses = workspace_poses(self.wrench.work)
             jacobians.append(self.frames.through_joint(poses, self.joint, *self.mount)[FORCE_FIRST])
+        if by_state is not None:
+            jacobians.append(by_state)
         return h, jacobians

@@ -14,7 +14,9 @@ a minus sign, as the RNEA's applied wrench: when the estimator carries external 
 frames (``with_wrenches``), they are one more block of h, ``w``, with ∂h/∂w_f = −ʲXⱼᵀ X(j ← f) for a
 frame f beyond the joint, else 0 (estimator.spatial.frame_wrenches), and Wⱼ's q-tangent carries
 their turn with q. A virtual sensor on a truth with contact (State.wrenches) reads h with them applied:
-h − (Jᶠᵀ W_ext)ⱼ.
+h − (Jᶠᵀ W_ext)ⱼ. When the estimator carries a URDF model's link-mass errors ν (``with_masses``), the
+links' inertias are (1 + μ_b) the model's and h gains row j of Σ_b μ_b Q_b(q, q̇, q̈) (block ``m``; Q_b
+the inverse dynamics of link b alone, estimator.spatial.link_masses), with its tangents.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import numpy as np
 from estimator.section import Section
 from estimator.spatial.dynamics import JointWrench, body_wrenches
 from estimator.spatial.frame_wrenches import FrameWrenches, workspace_poses
+from estimator.spatial.link_masses import LinkMassTerms
 from estimator.spatial.model import PRISMATIC, SpatialModel
 from sensors.base import Jacobians, SensorModel, SensorParams, State, check_noise, read_common
 from sensors.mounting import read_joint
@@ -40,9 +43,9 @@ class JointTorque(SensorModel):
     dimension = 1
 
     def __init__(self, params: SensorParams, model: SpatialModel, joint: int,
-                 frames: FrameWrenches | None = None) -> None:
-        self.params, self.model, self.joint, self.frames = params, model, joint, frames
-        self.variables = ("q", "v", "a") if frames is None else ("q", "v", "a", "w")
+                 frames: FrameWrenches | None = None, masses: LinkMassTerms | None = None) -> None:
+        self.params, self.model, self.joint, self.frames, self.masses = params, model, joint, frames, masses
+        self.variables = ("q", "v", "a") + ("w",) * (frames is not None) + ("m",) * (masses is not None)
         self.wrench = JointWrench(model, joint, *NO_MOUNT)
         self._axis = model.screw[joint].copy()
 
@@ -56,22 +59,35 @@ class JointTorque(SensorModel):
 
     def with_wrenches(self, frames: FrameWrenches) -> JointTorque:
         """The same sensor reading the external wrenches on ``frames`` too (module docstring)."""
-        return JointTorque(self.params, self.model, self.joint, frames)
+        return JointTorque(self.params, self.model, self.joint, frames, self.masses)
 
-    def measurement(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, w: np.ndarray | None = None,
+    def with_masses(self, masses: LinkMassTerms) -> JointTorque:
+        """The same sensor reading the link-mass errors of ``masses`` too (module docstring)."""
+        return JointTorque(self.params, self.model, self.joint, self.frames, masses)
+
+    def measurement(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, *states: np.ndarray,
                     jac: bool = True) -> tuple[np.ndarray, Jacobians | None]:
-        """h = ʲXⱼᵀ Wⱼ [N·m or N]; Jacobians wrt (q, q̇, q̈), 1 x n each, and wrt w (1 x 6k) when the
-        sensor reads the external wrenches."""
-        applied = None if self.frames is None else self.frames.body_wrenches(w)
+        """h = ʲXⱼᵀ Wⱼ [N·m or N], plus row j of Σ_b μ_b Q_b when the sensor reads the link masses;
+        Jacobians wrt (q, q̇, q̈), 1 x n each, then wrt w (1 x 6k) and ν (1 x nm) when it reads them
+        (``states``: w, ν in ``variables``' order)."""
+        named = dict(zip(self.variables[3:], states))
+        applied = None if self.frames is None else self.frames.body_wrenches(named["w"])
         value, tangents = self.wrench.evaluate(q, qd, qdd, applied)
         h = np.array([self._axis @ value])
+        if self.masses is not None:
+            by_state, motion = self.masses.columns(q, qd, qdd, named["m"])
+            h += by_state[self.joint] @ named["m"]
         if not jac:
             return h, None
         rows = tangents @ self._axis  # (3, n): one fresh array, its rows the three blocks
+        if self.masses is not None:
+            rows += motion[:, self.joint]
         blocks = [rows[0:1], rows[1:2], rows[2:3]]
         if self.frames is not None:
             poses = workspace_poses(self.wrench.work)
             blocks.append(self._axis @ self.frames.through_joint(poses, self.joint, *NO_MOUNT)[None])
+        if self.masses is not None:
+            blocks.append(by_state[self.joint][None])
         return h, blocks
 
     def measure(self, state: State) -> np.ndarray:

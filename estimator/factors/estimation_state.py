@@ -62,8 +62,11 @@ from estimator.mass import BodyMassTerms
 from estimator.model import Mechanism
 from estimator.model_protocol import constraint_rows, step_rows
 from estimator.spatial.frame_wrenches import FrameWrenches
+from estimator.spatial.link_masses import LinkMassTerms
 from estimator.spatial.payload import STATES as PAYLOAD_STATES
 from estimator.spatial.payload import PayloadTerms
+
+MassTerms = BodyMassTerms | LinkMassTerms  # a planar model's or a URDF tree's (the same members)
 
 
 @dataclass(frozen=True)
@@ -184,7 +187,7 @@ class EstimationLayout:
         return StateLayout(self.n, self.size - 3 * self.n)
 
 
-def dynamics_rows(mech: Mechanism, layout: EstimationLayout, selection: np.ndarray, masses: BodyMassTerms | None,
+def dynamics_rows(mech: Mechanism, layout: EstimationLayout, selection: np.ndarray, masses: MassTerms | None,
                   lengths: BodyLengthTerms | None, payload: PayloadTerms | None, x: np.ndarray, jac: bool = True,
                   frames: FrameWrenches | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """e = [Φ_S; Φq_S q̇; M q̈ + Φq_Sᵀ λ − Q − E [F; g]; Φq_S q̈ − γ_S] and ∂e/∂x (E = ``selection``: the
@@ -244,21 +247,21 @@ def friction_rows(layout: EstimationLayout, x: np.ndarray, first: int, error: np
         jacobian[rows, rates] += c
 
 
-def mass_error_rows(masses: BodyMassTerms, layout: EstimationLayout, x: np.ndarray, rows: slice,
+def mass_error_rows(masses: MassTerms, layout: EstimationLayout, x: np.ndarray, rows: slice,
                     error: np.ndarray, jacobian: np.ndarray | None) -> None:
-    """Adds Σ_b μ_b (M_b q̈ − (1 + g) Q_g,b) to the equations of motion (``rows`` of ``error``) and its
-    derivatives by q̈, g and ν to ``jacobian`` (None: the error only): body b's mass and inertia
-    (1 + μ_b) times the model's, μ = P ν the state's ν with the total mass kept (P:
-    ``masses.distribution``), g = 0 when x carries no gravity error. Summed over ν's entries k with
-    Σ_b P_bk M_b and Q_g,b P (BodyMassTerms.state_matrices, .state_gravity)."""
+    """Adds Σ_b μ_b d_b(q, q̇, q̈) to the equations of motion (``rows`` of ``error``) and its derivatives by
+    q, q̇, q̈, g and ν to ``jacobian`` (None: the error only): body b's mass and inertia (1 + μ_b) times the
+    model's, μ = P ν (P: ``masses.distribution``; ``masses.columns`` gives ∂d/∂ν and the motion's
+    tangent). Planar: d_b = M_b q̈ − (1 + g) Q_g,b (estimator.mass), g = 0 when x carries no gravity
+    error; spatial: d_b the inverse dynamics of link b alone (estimator.spatial.link_masses)."""
     n, nu = layout.n, x[layout.mass_error]
     scale = 1.0 + (x[layout.gravity_error][0] if layout.gravity else 0.0)
-    by_state = (masses.state_matrices @ x[2 * n:3 * n]).reshape(-1, n).T - scale * masses.state_gravity  # ∂/∂ν
+    by_state, motion = masses.columns(x[:n], x[n:2 * n], x[2 * n:3 * n], nu, scale)
     error[rows] += by_state @ nu
     if jacobian is None:
         return
     jacobian[rows, layout.mass_error] += by_state
-    jacobian[rows, 2 * n:3 * n] += (nu @ masses.state_matrices.reshape(len(nu), n * n)).reshape(n, n)
+    jacobian[rows, :3 * n] += motion.transpose(1, 0, 2).reshape(n, 3 * n)
     if layout.gravity:
         jacobian[rows, layout.gravity_error] -= (masses.state_gravity @ nu)[:, None]
 

@@ -72,8 +72,9 @@ def sensor_term(sensor: Sensor, index: int, layout: EstimationLayout, m: int,
         if variable == "g":  # the gravity error: its column, or 0 for a state without it
             lift = np.zeros((3, 1, layout.size))
             lift[0, 0, layout.gravity_error] = 1.0
-        elif variable == "w":  # the external wrenches (a sensor made by with_wrenches on the layout's frames)
-            columns = np.arange(layout.size)[layout.wrench]
+        elif variable in ("w", "m"):  # the external wrenches, the link-mass errors ν (a sensor made by
+            # with_wrenches on the layout's frames, with_masses on its links)
+            columns = np.arange(layout.size)[layout.wrench if variable == "w" else layout.mass_error]
             lift = np.zeros((3, len(columns), layout.size))
             lift[0, np.arange(len(columns)), columns] = 1.0
         elif variable in "qva":

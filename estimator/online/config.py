@@ -122,7 +122,10 @@ class EstimatorConfig:
       model-error state seen through the motion the masses' weight and inertia shape. A common factor
       of every mass is not seen in free motion (λ scales with it) nor beside unknown forces: the state
       keeps the model's total mass and moves mass between the bodies (estimator.mass.BodyMassTerms).
-      It needs the dynamics and at least two bodies with mass.
+      It needs the dynamics and at least two bodies with mass. On a URDF model each link with mass
+      (its whole spatial inertia scaled; estimator.spatial.link_masses), the total left free when a joint
+      torque or force-torque sensor reads the joint wrenches (estimator.online.mass_states); ``auto``
+      is null there.
       ``length_sigma`` [1]: with a number, the state carries ℓ_b for each body b held at its length
       L_b by a distance row (a bar between two joints), the relative error of that length (the row
       u·u − L_b² becomes u·u − L_b² (1 + ℓ_b)², estimator.lengths), with start priors
@@ -207,8 +210,9 @@ class EstimatorConfig:
       forces' walk density K (``force_random_walk`` or ``force_rate``, auto: its start value) over the
       largest lever through which a joint feels that component at the start configuration (the
       largest |J_f| entry of its row; at least 1 for a moment, at least the bodies' mean length for a
-      force, for a component no joint feels): the wrench walks as much as a drive torque does, seen
-      from the joint it moves most (estimator.online.wrench_states.wrench_walk).
+      force, for a component no joint feels), all components then scaled together so that their walk
+      in joint space reaches K on the most loaded joint: the wrench walks as much as a drive torque
+      does (estimator.online.wrench_states.wrench_walk).
     Start-up (estimator.online.startup)
       ``startup_span`` [s]: the readings of this much sensor time from the first one are fitted for the
       start state at the middle of the span, t0 (encoders: value, rate and acceleration); the grid starts

@@ -155,6 +155,7 @@ from estimator.online.config import EstimatorConfig
 from estimator.online.drafting import Drafter, DraftStep
 from estimator.online.governor import LoadGovernor
 from estimator.online.interface import COUNTERS, PAYLOAD_KEYS, RESTARTS, StepEstimate
+from estimator.online.mass_states import mass_terms
 from estimator.spatial.payload import published as payload_published
 from estimator.online.observability import ObservabilityReport, observability
 from estimator.online.outliers import OutlierGate
@@ -167,6 +168,8 @@ from estimator.online.step_model import step_model
 from estimator.online.walk_scale import AdaptiveWalks
 from estimator.online.wrench_states import wrench_frames, wrench_walk
 from estimator.smoother import FixedLagSmoother, SmootherOptions, SolverFailure
+from estimator.spatial.link_masses import LinkMassTerms
+from sensors.base import Sensor
 from sensors.config import SensorSet
 from sensors.messages import Reading
 
@@ -192,15 +195,15 @@ class OnlineEstimator:
         assembled = start_anchor(mech, config.initial_state)
         rows = tuple(int(r) for r in independent_rows(mech, assembled))
         gravity, masses, lengths = model_errors(mech, rows)
-        states = masses is not None  # False: a model without the model-error terms (a tree): auto leaves all off
+        states = lengths is not None  # False: a URDF model, whose only terms are its link masses: auto leaves all off
         config = config.with_model_states(gravity=gravity, masses=states and len(masses.names) >= 2,
                                           lengths=states and bool(lengths.names), friction=states)
-        explicit = [key for key in ("gravity_sigma", "mass_sigma", "length_sigma") if getattr(config, key) is not None]
+        explicit = [key for key in ("gravity_sigma", "length_sigma") if getattr(config, key) is not None]
         if explicit and not states:
-            raise MbstateError(f"estimator.{explicit[0]}: the model-error states are planar only for now "
-                               "(issue 39): the model has no terms for them; leave it auto (null here)")
+            raise MbstateError(f"estimator.{explicit[0]}: the gravity and length error states are planar only for "
+                               "now (issue 39): the model has no terms for them; leave it auto (null here)")
         self.mech, self.sensors, self.config, self.clock = mech, sensors, config, clock
-        self.masses = masses if config.mass_sigma is not None else None
+        self.masses = mass_terms(masses, sensors.sensors) if config.mass_sigma is not None else None
         if self.masses is not None and len(self.masses.names) < 2:
             raise MbstateError("estimator.mass_sigma: the mass errors move mass between bodies, and the "
                                f"mechanism has {len(self.masses.names)} body with mass")
@@ -224,8 +227,7 @@ class OnlineEstimator:
                                        frictions=self.frictions, payload=self.payload is not None,
                                        wrenches=config.wrenches)
         self.terms: dict[str, SensorTerm | None] = {
-            s.params.name: sensor_term(s if self.frames is None else s.with_wrenches(self.frames), i, self.layout,
-                                       constraint_count(mech), len(named))
+            s.params.name: sensor_term(self._reading_states(s), i, self.layout, constraint_count(mech), len(named))
             for i, s in enumerate(sensors.sensors)}
         off = [mech.coordinate_names[c] for c in self.force_coordinates if c not in self.layout.integrated]
         if dynamics and config.force_model == "jerk" and off:
@@ -436,6 +438,15 @@ class OnlineEstimator:
         """A reading counted under ``was`` moves to ``disposition``."""
         self._counters[was] -= 1
         self._counters[disposition] += 1
+
+    def _reading_states(self, sensor: Sensor) -> Sensor:
+        """``sensor`` reading the external wrenches and the link masses the state carries (a kind whose
+        reading depends on neither is itself)."""
+        if self.frames is not None:
+            sensor = sensor.with_wrenches(self.frames)
+        if isinstance(self.masses, LinkMassTerms):
+            sensor = sensor.with_masses(self.masses)
+        return sensor
 
     def _prior_sigmas(self) -> np.ndarray:
         config, layout, n = self.config, self.layout, self.layout.n

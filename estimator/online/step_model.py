@@ -13,10 +13,9 @@ from functools import partial
 import numpy as np
 
 from estimator.errors import MbstateError
-from estimator.factors.estimation_state import EstimationLayout, dynamics_rows, kinematic_rows
+from estimator.factors.estimation_state import EstimationLayout, MassTerms, dynamics_rows, kinematic_rows
 from estimator.factors.observation_stack import RowFunction, weighted_model_rows
 from estimator.lengths import BodyLengthTerms
-from estimator.mass import BodyMassTerms
 from estimator.model_protocol import Model, actuators
 from estimator.online.config import EstimatorConfig
 from estimator.online.scales import dynamics_sigma
@@ -47,7 +46,7 @@ class StepModel:
 
 
 def step_model(mech: Model, layout: EstimationLayout, config: EstimatorConfig, rows: Sequence[int],
-               force_coordinates: Sequence[int], masses: BodyMassTerms | None,
+               force_coordinates: Sequence[int], masses: MassTerms | None,
                lengths: BodyLengthTerms | None, payload: PayloadTerms | None = None,
                frames: FrameWrenches | None = None) -> StepModel:
     """The model rows on ``layout`` under ``config``'s σ: the independent constraint ``rows`` at the

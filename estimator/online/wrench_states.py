@@ -9,8 +9,15 @@ joint that feels that component most,
 J_f the frame's body Jacobian at the start configuration (−J_fᵀ is ∂Q/∂w_f, so |J_f[c, j]| is the torque
 on joint j per unit of component c: the lever), L_c = 1 for a moment and the bodies' mean length
 (estimator.spatial.tangent.mean_length) for a force, the least lever counted (a component no joint feels,
-a force through the only axis, gets a mean lever's walk). A wrench component then moves the joint it moves
-most by a walk of density K, as a drive torque walks.
+a force through the only axis, gets a mean lever's walk), then all of them by one factor so that the
+components together walk no joint's torque faster than K:
+
+    K_w,c ← K_w,c / max(1, max_j (Σ_c (J_f[c, j] K_w,c / K)²)^½),
+
+the joint-space walk Σ_c K_w,c² J_f[c, j]² of joint j at most K². A drive torque walks at K; a wrench whose
+every component walked its most-felt joint at K would walk a joint that feels several components (a wrist
+joint feels all three moments and the forces) √(their count) times faster, and its estimate, the moments'
+above all, would carry that much more of the sensors' noise.
 """
 
 from __future__ import annotations
@@ -47,6 +54,8 @@ def wrench_walk(frames: FrameWrenches, q: np.ndarray, config: EstimatorConfig) -
         return np.full(frames.size, float(config.wrench_random_walk))
     model = frames.model
     rnea_derivatives(model, q, np.zeros(model.dof), np.zeros(model.dof), work=frames.work)  # leaves the poses
-    levers = np.abs(frames.joint_columns(workspace_poses(frames.work))).max(axis=0, initial=0.0)
+    columns = frames.joint_columns(workspace_poses(frames.work))
     least = np.tile(np.repeat([1.0, mean_length(model)], 3), len(frames.names))
-    return config.force_walk / np.maximum(levers, least)
+    shape = 1.0 / np.maximum(np.abs(columns).max(axis=0, initial=0.0), least)
+    together = np.sqrt(np.max(np.sum((columns * shape) ** 2, axis=1), initial=0.0))
+    return config.force_walk * shape / max(together, 1.0)

@@ -75,7 +75,9 @@ def test_a_tree_answers_without_constraints(robot: str) -> None:
     assert velocity_term(model, q, qd).shape == (0,) and multipliers(model, q, qd, qdd).shape == (0,)
     np.testing.assert_array_equal(assemble(model, q, [0]), q)
     assert independent_rows(model, q).shape == (0,) and independent_coordinates(model, q, 0) == list(range(n))
-    assert model_errors(model, ()) == (False, None, None)
+    gravity, masses, lengths = model_errors(model, ())
+    assert not gravity and lengths is None and masses.names == tuple(model.link_names[i] for i in masses.links)
+    assert set(masses.links) == set(np.flatnonzero(model.mass > 0.0))
     assert total_mass(model) == model.total_mass
     lengths = coordinate_lengths(model)
     assert np.all(lengths[model.kind != PRISMATIC] == 1.0) and np.all(lengths[model.kind == PRISMATIC] > 0.0)

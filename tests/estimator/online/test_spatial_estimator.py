@@ -71,7 +71,7 @@ def test_unknown_joint_torques_by_the_jerk_force_model() -> None:
 
 @pytest.mark.parametrize("key, config", [
     ("gravity_sigma", EstimatorConfig(unknown_forces=(), gravity_sigma=0.2)),
-    ("mass_sigma", EstimatorConfig(unknown_forces=(), mass_sigma=0.1)),
+    ("length_sigma", EstimatorConfig(unknown_forces=(), length_sigma=0.01)),
     ("dynamics", EstimatorConfig(unknown_forces=(), dynamics=False)),
 ])
 def test_what_a_tree_cannot_take_yet_is_one_line_naming_the_key(key: str, config: EstimatorConfig) -> None:
