@@ -91,9 +91,9 @@ def test_the_step_rows_mass_columns_against_central_differences(name: str, free:
     assert x.size == layout.size
 
     def error(v: np.ndarray) -> np.ndarray:
-        return dynamics_rows(model, layout, selection, terms, None, v, jac=False)[0].copy()
+        return dynamics_rows(model, layout, selection, terms, None, None, v, jac=False)[0].copy()
 
-    _, analytic = dynamics_rows(model, layout, selection, terms, None, x)
+    _, analytic = dynamics_rows(model, layout, selection, terms, None, None, x)
     numeric = central_difference(error, x, STEP)
     np.testing.assert_allclose(analytic, numeric, rtol=0, atol=TOLERANCE * (1.0 + np.abs(numeric).max()))
     mu = terms.distribution @ x[layout.mass_error]
@@ -101,7 +101,7 @@ def test_the_step_rows_mass_columns_against_central_differences(name: str, free:
         assert abs(model.mass[terms.links] @ mu) < 1e-12 * model.total_mass
     change = (inverse_dynamics(scaled(model, terms, mu), state.q, state.qd, state.qdd)
               - inverse_dynamics(model, state.q, state.qd, state.qdd))
-    np.testing.assert_allclose(error(x) - dynamics_rows(model, layout, selection, terms, None,
+    np.testing.assert_allclose(error(x) - dynamics_rows(model, layout, selection, terms, None, None,
                                                         np.concatenate((x[:-nm], np.zeros(nm))), jac=False)[0],
                                change, rtol=0, atol=1e-10 * max(1.0, np.abs(change).max()))
 
