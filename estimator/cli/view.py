@@ -32,8 +32,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "Q.NAME (default: the angles, the actuators)")
     parser.add_argument("--host", default="127.0.0.1", help="address the page is served on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=0, help="port of the page (default 0: a free one)")
-    parser.add_argument("--rate", type=positive_float, default=20.0, metavar="HZ",
-                        help=f"frames per second sent to the page (default 20, at most {MAX_RATE_HZ:g})")
+    parser.add_argument("--rate", type=positive_float, default=10.0, metavar="HZ",
+                        help=f"frames per second sent to the page (default 10, at most {MAX_RATE_HZ:g})")
     parser.add_argument("--window", type=positive_float, default=10.0, metavar="S",
                         help="the series' sliding window [s of sensor time] (default 10)")
     add_curve_options(parser)

@@ -38,7 +38,7 @@ class ViewParams:
     endpoint: str
     host: str = "127.0.0.1"
     port: int = 0
-    rate: float = 20.0
+    rate: float = 10.0
     window_s: float = 10.0
     series: tuple[str, ...] = ()
     readings: str | None = None
