@@ -45,7 +45,7 @@ from estimator.benchmarks.accuracy import load_matrix
 from estimator.drive_trajectory import load_drive_trajectory
 from estimator.errors import MbstateError
 from estimator.node.config import NodeConfig, NodeParams
-from estimator.online.config import KINDS, EstimatorConfig
+from estimator.online.config import KINDS, WRENCH_KINDS, EstimatorConfig
 from estimator.spatial.model import SpatialModel, load_spatial
 from replay.clocks import FixedClock
 from replay.replay import replay_readings
@@ -148,7 +148,8 @@ def estimate_run(mech: SpatialModel, mechanism_path: Path, kind: str, truth: Tru
     ``truth``, or the error (MISSING when it publishes none)."""
     sensors = load_sensors(SENSORS, mech)
     unknown = mech.actuator_names if kind == "smoother" else ()
-    estimator = dataclasses.replace(settings, kind=kind, wrenches=(TOOL,), unknown_forces=unknown)
+    estimator = dataclasses.replace(settings, kind=kind, wrenches=(TOOL,) if kind in WRENCH_KINDS else (),
+                                    unknown_forces=unknown)
     config = NodeConfig(f"bench contact ({kind})", mechanism_path, SENSORS, mech, sensors, estimator, NodeParams())
     result = replay_readings(config, readings, FixedClock())
     if result.error is not None:

@@ -21,6 +21,7 @@ from estimator.spatial.frame_wrenches import movable_frames
 from estimator.spatial.model import SpatialModel
 
 KINDS = ("smoother", "error_ekf", "ukf", "null_jerk", "momentum_observer")
+WRENCH_KINDS = ("smoother", "momentum_observer")  # the kinds that estimate the ``wrenches``
 FORCE_MODELS = ("walk", "smooth", "jerk")
 FORCE_RATE_TIME = 0.0625  # [s]: K = √T × force_rate (EstimatorConfig, Unknown inputs)
 FORCE_STEP_SHARE = 0.1  # the smooth force model's steps: a walk of this share of K (EstimatorConfig)
@@ -367,6 +368,9 @@ class EstimatorConfig:
                     for key in PAYLOAD_SIZES),
                   ("payload", self.payload is None or self.kind == "smoother",
                    "null with a filter (kind: smoother carries the payload state)"),
+                  ("wrenches", not self.wrenches or self.kind in WRENCH_KINDS,
+                   "empty with kind error_ekf, ukf or null_jerk (the smoother and the momentum observer estimate "
+                   "external wrenches)"),
                   ("startup_span", 0.0 <= self.startup_span <= 10.0, "in [0, 10] s"),
                   ("max_coalesce", self.max_coalesce >= 1, "at least 1"), ("recover_steps", self.recover_steps >= 1,
                   "at least 1"), ("recover_fraction", 0.0 < self.recover_fraction <= 1.0, "in (0, 1]"),

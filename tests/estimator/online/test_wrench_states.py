@@ -125,6 +125,7 @@ def test_the_auto_walk_is_the_force_walk_over_the_lever_shared_by_the_components
     ({"wrenches": [TOOL], "dynamics": False}, "estimator.wrenches: needs the dynamics"),
     ({"wrench_random_walk": "fast"}, "estimator.wrench_random_walk: must be auto or a number"),
     ({"wrench_sigma": 0}, "estimator.wrench_sigma: must be a positive number"),
+    ({"wrenches": [TOOL], "kind": "null_jerk"}, "estimator.wrenches: must be empty with kind error_ekf, ukf or null_jerk"),
 ])
 def test_a_bad_key_is_one_line_naming_it(data: dict, message: str) -> None:
     with pytest.raises(MbstateError, match=message):
