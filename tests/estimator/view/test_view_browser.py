@@ -99,18 +99,28 @@ def launched(playwright):
     return playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
 
 
+def opened(browser, url: str):
+    """The view at ``url`` in a new page, once its first estimate is shown."""
+    page = browser.new_page(viewport={"width": 1100, "height": 760})
+    page.goto(url)
+    page.wait_for_function("document.getElementById('time').textContent !== '–'", timeout=FRAME_WAIT_MS)
+    return page
+
+
+def frames_past(page, count: int) -> None:
+    """Wait until the page's frame counter passes ``count``."""
+    page.wait_for_function(f"Number(document.getElementById('frame').textContent) > {count}", timeout=10_000)
+
+
 def test_the_view_of_the_demo_updates_and_draws_the_mechanism_the_series_and_the_health(sync_playwright, demo,
                                                                                         tmp_path):
     process, url = demo
     with sync_playwright() as playwright:
         browser = launched(playwright)
         try:
-            page = browser.new_page(viewport={"width": 1100, "height": 760})
-            page.goto(url)
-            page.wait_for_function("document.getElementById('time').textContent !== '–'", timeout=FRAME_WAIT_MS)
+            page = opened(browser, url)
             first, before = int(page.inner_text("#frame")), page.screenshot()
-            page.wait_for_function(f"Number(document.getElementById('frame').textContent) > {first + 10}",
-                                   timeout=10_000)
+            frames_past(page, first + 10)
             after = page.screenshot()
             drawn = page.evaluate(DRAWN)
             health = page.inner_text("#health")
@@ -121,8 +131,7 @@ def test_the_view_of_the_demo_updates_and_draws_the_mechanism_the_series_and_the
             page.wait_for_timeout(1000)
             still = page.inner_text("#frame")
             page.evaluate(VISIBILITY, False)
-            page.wait_for_function(f"Number(document.getElementById('frame').textContent) > {still}",
-                                   timeout=10_000)
+            frames_past(page, still)
         finally:
             browser.close()
     if target := os.environ.get("MBSTATE_VIEW_SCREENSHOT"):
@@ -144,12 +153,9 @@ def test_the_view_of_the_panda_demo_draws_the_arm_in_3d_with_its_truth_and_turns
     with sync_playwright() as playwright:
         browser = launched(playwright)
         try:
-            page = browser.new_page(viewport={"width": 1100, "height": 760})
-            page.goto(url)
-            page.wait_for_function("document.getElementById('time').textContent !== '–'", timeout=FRAME_WAIT_MS)
+            page = opened(browser, url)
             first = int(page.inner_text("#frame"))
-            page.wait_for_function(f"Number(document.getElementById('frame').textContent) > {first + 5}",
-                                   timeout=10_000)
+            frames_past(page, first + 5)
             layout = page.evaluate("layout")
             blue, orange = page.evaluate(COLOURED, BLUE), page.evaluate(COLOURED, ORANGE)
             before = page.evaluate("view.azimuth")
